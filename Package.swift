@@ -1,0 +1,76 @@
+// swift-tools-version:6.0
+//
+// Core Data for Linux. Targets depend one way, bottom to top:
+//
+//   CLZ4, CXXHash            system libraries (apt: liblz4-dev, libxxhash-dev)
+//   CoreDataPageCodec        LZ4 + XXH3 over byte buffers; no I/O (binary store pages)
+//   CoreDataModel            the managed object model and the Xcode model loader; knows no store
+//   CoreData                 the public face: Apple's names, re-exports the layers below
+//   coredata                 the file-inspection CLI
+//   coredata-demo            the README's demo
+//
+// Fuzz targets live in their own package under Fuzz/ so that sanitizer builds never touch this one.
+import PackageDescription
+
+let package = Package(
+    name: "CoreData",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "CoreData", targets: ["CoreData"]),
+        .executable(name: "coredata", targets: ["coredata"]),
+        .executable(name: "coredata-demo", targets: ["coredata-demo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"])]
+        ),
+        .systemLibrary(
+            name: "CXXHash",
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"])]
+        ),
+        .target(
+            name: "CoreDataPageCodec",
+            dependencies: ["CLZ4", "CXXHash"]
+        ),
+        .target(
+            name: "CoreDataModel",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "CoreData",
+            dependencies: ["CoreDataModel"]
+        ),
+        .executableTarget(
+            name: "coredata",
+            dependencies: [
+                "CoreData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "coredata-demo",
+            dependencies: ["CoreData"],
+            resources: [.copy("Resources/Library.xcdatamodeld")]
+        ),
+        .testTarget(
+            name: "CoreDataModelTests",
+            dependencies: ["CoreDataModel", "CoreData"]
+        ),
+        .testTarget(
+            name: "CoreDataPageCodecTests",
+            dependencies: ["CoreDataPageCodec"]
+        ),
+        .testTarget(
+            name: "AppleStyleClientTests",
+            dependencies: ["CoreData"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,112 @@
+import Foundation
+
+extension NSManagedObjectModel {
+    /// Loads an Xcode model: a `.xcdatamodeld` package (its current version), a `.xcdatamodel`
+    /// folder, or a model's `contents` file. Returns `nil` when the model cannot be loaded, as
+    /// Apple's initializer does; use ``init(validatingContentsOf:)`` to learn why.
+    public convenience init?(contentsOf url: URL) {
+        do {
+            try self.init(validatingContentsOf: url)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Loads an Xcode model like ``init(contentsOf:)``, throwing a ``ModelError`` that names the
+    /// file, the line and the element of the first problem.
+    ///
+    /// The model is checked as a coordinator would check it: every reference resolves, inverses
+    /// point back, constraints and indexes name real properties, inheritance has no cycle.
+    /// Complexity: linear in the size of the file.
+    public convenience init(validatingContentsOf url: URL) throws(ModelError) {
+        self.init()
+        let documents = try ModelLocator.documents(at: url)
+        try loadDocuments(documents)
+    }
+
+    /// Loads and combines every model found in the bundles' resources (`.xcdatamodeld`,
+    /// `.xcdatamodel`, or copies renamed `.momd`/`.mom`); `nil` for `nil` means the main bundle.
+    ///
+    /// Returns `nil` when no model is found or the models cannot be combined (two declare the same
+    /// entity), as Apple's does.
+    public class func mergedModel(from bundles: [Bundle]?) -> NSManagedObjectModel? {
+        let documents = (bundles ?? [Bundle.main]).flatMap(ModelLocator.modelResources(in:))
+        guard !documents.isEmpty else { return nil }
+        let model = NSManagedObjectModel()
+        do {
+            try model.loadDocuments(documents)
+        } catch {
+            return nil
+        }
+        return model
+    }
+
+    /// The Base64 checksum (``versionChecksum``) of every version of a `.xcdatamodeld` package, by
+    /// version name.
+    public class func checksumsForVersionedModel(at url: URL) throws -> [String: String] {
+        let package = try XcodeModelPackage(contentsOf: url)
+        var checksums: [String: String] = [:]
+        for name in package.versionNames {
+            checksums[name] = try package.loadModel(version: name).versionChecksum
+        }
+        return checksums
+    }
+
+    private func loadDocuments(_ files: [URL]) throws(ModelError) {
+        var readers: [XcodeModelReader] = []
+        for file in files {
+            let data: Data
+            do {
+                data = try Data(contentsOf: file)
+            } catch {
+                throw ModelError(.unreadableFile, "cannot read the model file: \(error.localizedDescription)", file: file)
+            }
+            let root = try ModelXMLDocument.parse(data, file: file)
+            var reader = XcodeModelReader(file: file)
+            try reader.read(root, into: self)
+            readers.append(reader)
+        }
+        do {
+            try ModelConsistency.check(self)
+        } catch {
+            // Attribute the problem to the file that declared the entity it names.
+            let reader = readers.first { $0.locations[error.entityName ?? ""] != nil } ?? readers.last
+            throw reader.map { $0.locate(error) } ?? error
+        }
+    }
+}
+
+/// Finds model files on disk. Layouts are recognised by content, so renamed copies work.
+enum ModelLocator {
+    /// The XML documents that make up the model at `url`.
+    static func documents(at url: URL) throws(ModelError) -> [URL] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw ModelError(.unreadableFile, "no model file or folder exists here", file: url)
+        }
+        guard isDirectory.boolValue else { return [url] }
+        let contents = url.appendingPathComponent(XcodeModelPackage.contentsFile)
+        if FileManager.default.fileExists(atPath: contents.path) {
+            return [contents]
+        }
+        let package = try XcodeModelPackage(contentsOf: url)
+        let current = package.versionURL(named: package.currentVersionName).appendingPathComponent(XcodeModelPackage.contentsFile)
+        guard FileManager.default.fileExists(atPath: current.path) else {
+            throw ModelError(.missingVersion, "the current version '\(package.currentVersionName)' has no contents file", file: current)
+        }
+        return [current]
+    }
+
+    static let resourceExtensions = ["xcdatamodeld", "xcdatamodel", "momd", "mom"]
+
+    /// The model documents among a bundle's top-level resources, in name order.
+    static func modelResources(in bundle: Bundle) -> [URL] {
+        guard let resources = bundle.resourceURL,
+              let names = try? FileManager.default.contentsOfDirectory(atPath: resources.path)
+        else { return [] }
+        return names.sorted()
+            .filter { resourceExtensions.contains(($0 as NSString).pathExtension) }
+            .compactMap { name in try? documents(at: resources.appendingPathComponent(name)) }
+            .flatMap { $0 }
+    }
+}

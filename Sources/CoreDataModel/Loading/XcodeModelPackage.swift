@@ -1,0 +1,101 @@
+import Foundation
+
+/// A versioned Xcode model package (`Name.xcdatamodeld`): one `Name N.xcdatamodel` folder per
+/// version and a `.xccurrentversion` property list naming the current one.
+///
+/// This is how every version of a model stays reachable on Linux, where there is no compiled
+/// `.momd`: migration loads the version a store was made with and the current one side by side.
+/// The package is recognised by its contents, not its extension, so a copy renamed `Name.momd`
+/// (for code that asks its bundle for `"momd"`) works too.
+public struct XcodeModelPackage: Sendable {
+    /// The package folder.
+    public let url: URL
+    /// The names of the versions (folder names without `.xcdatamodel`), in natural order
+    /// (`Model`, `Model 2`, …, `Model 10`).
+    public let versionNames: [String]
+    /// The name of the current version.
+    public let currentVersionName: String
+
+    static let versionExtension = "xcdatamodel"
+    static let currentVersionFile = ".xccurrentversion"
+    static let currentVersionKey = "_XCCurrentVersionName"
+    static let contentsFile = "contents"
+
+    /// Reads the package's version list and current version.
+    ///
+    /// - Throws: ``ModelError`` with code `.unreadableFile` when the folder cannot be listed,
+    ///   `.malformedFile` for a `.xccurrentversion` that is not a property list, and
+    ///   `.missingVersion` when the current version is missing or cannot be decided.
+    public init(contentsOf url: URL) throws(ModelError) {
+        self.url = url
+        let fileManager = FileManager.default
+        let listing: [String]
+        do {
+            listing = try fileManager.contentsOfDirectory(atPath: url.path)
+        } catch {
+            throw ModelError(.unreadableFile, "cannot list the model package: \(error.localizedDescription)", file: url)
+        }
+        let names = listing
+            .filter { $0.hasSuffix("." + Self.versionExtension) }
+            .map { String($0.dropLast(Self.versionExtension.count + 1)) }
+            .sorted { $0.compare($1, options: [.numeric]) == .orderedAscending }
+        guard !names.isEmpty else {
+            throw ModelError(.missingVersion, "the model package holds no .xcdatamodel version", file: url)
+        }
+        versionNames = names
+
+        let marker = url.appendingPathComponent(Self.currentVersionFile)
+        if fileManager.fileExists(atPath: marker.path) {
+            let declared = try Self.readCurrentVersion(marker)
+            let name = declared.hasSuffix("." + Self.versionExtension)
+                ? String(declared.dropLast(Self.versionExtension.count + 1)) : declared
+            guard names.contains(name) else {
+                throw ModelError(
+                    .missingVersion,
+                    "\(Self.currentVersionKey) names '\(declared)', but the package has only \(names.map { "'\($0).\(Self.versionExtension)'" }.joined(separator: ", "))",
+                    file: marker)
+            }
+            currentVersionName = name
+        } else if names.count == 1 {
+            currentVersionName = names[0]
+        } else {
+            throw ModelError(
+                .missingVersion, "the package has \(names.count) versions and no \(Self.currentVersionFile) to say which is current",
+                file: url)
+        }
+    }
+
+    /// The folder of one version.
+    public func versionURL(named name: String) -> URL {
+        url.appendingPathComponent("\(name).\(Self.versionExtension)", isDirectory: true)
+    }
+
+    /// Loads one version of the model.
+    ///
+    /// - Throws: ``ModelError`` naming the file, line and element of the first problem.
+    public func loadModel(version name: String) throws(ModelError) -> NSManagedObjectModel {
+        guard versionNames.contains(name) else {
+            throw ModelError(.missingVersion, "the package has no version named '\(name)'", file: url)
+        }
+        return try NSManagedObjectModel(validatingContentsOf: versionURL(named: name))
+    }
+
+    /// Loads the current version.
+    public func loadCurrentModel() throws(ModelError) -> NSManagedObjectModel {
+        try loadModel(version: currentVersionName)
+    }
+
+    private static func readCurrentVersion(_ marker: URL) throws(ModelError) -> String {
+        let plist: Any
+        do {
+            let data = try Data(contentsOf: marker)
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw ModelError(.malformedFile, "not a property list: \(error.localizedDescription)", file: marker)
+        }
+        guard let dictionary = plist as? [String: Any], let name = dictionary[currentVersionKey] as? String, !name.isEmpty else {
+            throw ModelError(.missingVersion, "the property list has no string '\(currentVersionKey)'", file: marker)
+        }
+        return name
+    }
+}

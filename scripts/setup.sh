@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system libraries the package links (liblz4, libxxhash) and checks the toolchain.
+# Safe to run repeatedly: it installs only what pkg-config cannot find.
+set -euo pipefail
+
+need=()
+pkg-config --exists liblz4 2>/dev/null || need+=(liblz4-dev)
+pkg-config --exists libxxhash 2>/dev/null || need+=(libxxhash-dev)
+pkg-config --exists libxml-2.0 2>/dev/null || need+=(libxml2-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "setup: swift is not on PATH; install Swift 6 first (https://swift.org/install/linux/)" >&2
+  exit 1
+fi

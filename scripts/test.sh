@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up the machine (system libraries) and runs every test, serially so that XCTest prints its
+# "Executed N tests" line and Swift Testing its "Test run with N tests" line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+swift build --build-tests
+swift test
