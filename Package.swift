@@ -61,7 +61,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataModelTests",
-            dependencies: ["CoreDataModel", "CoreData"]
+            dependencies: ["CoreDataModel", "CoreData"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "CoreDataPageCodecTests",
