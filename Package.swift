@@ -75,3 +75,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Fuzz targets (Fuzz/README.md) exist only for fuzz builds: they export LLVMFuzzerTestOneInput and
+// have no main, so an ordinary build must not see them.
+if Context.environment["COREDATA_FUZZ"] == "1" {
+    for name in ["FuzzModelLoader"] {
+        package.targets.append(.executableTarget(name: name, dependencies: ["CoreData"], path: "Fuzz/\(name)"))
+        package.products.append(.executable(name: name, targets: [name]))
+    }
+}

@@ -26,7 +26,7 @@ struct ModelXMLElement {
 ///
 /// External entities are never resolved: a model file cannot make the loader read other files.
 enum ModelXMLDocument {
-    static func parse(_ data: Data, file: URL) throws(ModelError) -> ModelXMLElement {
+    static func parse(_ data: Data, file: URL?) throws(ModelError) -> ModelXMLElement {
         let builder = TreeBuilder()
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false

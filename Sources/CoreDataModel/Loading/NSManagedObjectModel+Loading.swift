@@ -21,7 +21,17 @@ extension NSManagedObjectModel {
     public convenience init(validatingContentsOf url: URL) throws(ModelError) {
         self.init()
         let documents = try ModelLocator.documents(at: url)
-        try loadDocuments(documents)
+        try loadDocuments(try Self.read(documents))
+    }
+
+    /// Loads a model from the XML of one Xcode model version (the `contents` file of a
+    /// `.xcdatamodel` folder) already in memory.
+    ///
+    /// Does no I/O, so it suits models embedded in code and fuzzing. `sourceURL`, if given, is
+    /// only used to name the file in errors.
+    public convenience init(xcodeModelContents data: Data, sourceURL: URL? = nil) throws(ModelError) {
+        self.init()
+        try loadDocuments([(data, sourceURL)])
     }
 
     /// Loads and combines every model found in the bundles' resources (`.xcdatamodeld`,
@@ -34,7 +44,7 @@ extension NSManagedObjectModel {
         guard !documents.isEmpty else { return nil }
         let model = NSManagedObjectModel()
         do {
-            try model.loadDocuments(documents)
+            try model.loadDocuments(try read(documents))
         } catch {
             return nil
         }
@@ -52,15 +62,21 @@ extension NSManagedObjectModel {
         return checksums
     }
 
-    private func loadDocuments(_ files: [URL]) throws(ModelError) {
-        var readers: [XcodeModelReader] = []
+    private static func read(_ files: [URL]) throws(ModelError) -> [(Data, URL?)] {
+        var documents: [(Data, URL?)] = []
         for file in files {
-            let data: Data
             do {
-                data = try Data(contentsOf: file)
+                documents.append((try Data(contentsOf: file), file))
             } catch {
                 throw ModelError(.unreadableFile, "cannot read the model file: \(error.localizedDescription)", file: file)
             }
+        }
+        return documents
+    }
+
+    private func loadDocuments(_ documents: [(Data, URL?)]) throws(ModelError) {
+        var readers: [XcodeModelReader] = []
+        for (data, file) in documents {
             let root = try ModelXMLDocument.parse(data, file: file)
             var reader = XcodeModelReader(file: file)
             try reader.read(root, into: self)

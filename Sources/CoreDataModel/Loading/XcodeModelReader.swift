@@ -7,12 +7,12 @@ import Foundation
 /// Absent boolean attributes mean `NO`; an absent `deletionRule` means Nullify. Elements this
 /// reader does not know are skipped, so newer Xcode files still load.
 struct XcodeModelReader {
-    let file: URL
+    let file: URL?
     /// Where each entity and property was declared, so that consistency errors found after
     /// loading can still name a line.
     private(set) var locations: [String: ModelXMLElement] = [:]
 
-    init(file: URL) { self.file = file }
+    init(file: URL?) { self.file = file }
 
     // MARK: Entry
 

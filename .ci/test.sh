@@ -3,6 +3,7 @@
 # "Executed N tests" line and Swift Testing its "Test run with N tests" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash .ci/setup.sh
+bash .ci/client-package-check.sh
 swift build --build-tests
 swift test
