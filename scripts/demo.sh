@@ -1,6 +1,0 @@
-#!/usr/bin/env bash
-# Sets up the machine (system libraries) and runs the demo.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-swift run coredata-demo
