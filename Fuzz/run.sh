@@ -15,7 +15,7 @@ for target in "${targets[@]}"; do
   work="$(mktemp -d)"
   cp Fuzz/Corpus/"$target"/* "$work"/
   echo "fuzz: $target for ${seconds}s"
-  .build-fuzz/debug/"$target" "$work" Fuzz/Corpus/"$target" -max_total_time="$seconds" \
+  LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp" .build-fuzz/debug/"$target" "$work" Fuzz/Corpus/"$target" -max_total_time="$seconds" \
     -artifact_prefix=Fuzz/Crashes/"$target"- -print_final_stats=1 2>&1 | grep -E "^(#|stat::|==|SUMMARY|INFO: Seed)" | tail -12
   rm -rf "$work"
 done

@@ -3,7 +3,8 @@ import Foundation
 import FoundationXML
 #endif
 
-/// One element of a model file, with the line it starts on, so that every error can say where.
+/// One element of a model file, with the line its start tag begins on, so that every error can
+/// say where.
 struct ModelXMLElement {
     var name: String
     var attributes: [String: String]
@@ -17,6 +18,8 @@ struct ModelXMLElement {
     /// How the element reads in the file, for error messages: `<relationship name="owner">`.
     var label: String {
         if let name = attributes["name"] { return "<\(self.name) name=\"\(name)\">" }
+        if let value = attributes["value"] { return "<\(self.name) value=\"\(value)\">" }
+        if let property = attributes["property"] { return "<\(self.name) property=\"\(property)\">" }
         return "<\(self.name)>"
     }
 }
@@ -27,50 +30,153 @@ struct ModelXMLElement {
 /// External entities are never resolved: a model file cannot make the loader read other files.
 enum ModelXMLDocument {
     static func parse(_ data: Data, file: URL?) throws(ModelError) -> ModelXMLElement {
-        let builder = TreeBuilder()
+        let lines = LineIndex(data)
+        // FoundationXML on Linux traps (SIGILL) on a name that is not valid UTF-8, so bytes are
+        // checked before the parser sees them. Xcode writes model files in UTF-8 only.
+        if let badOffset = firstInvalidUTF8Offset(data) {
+            throw ModelError(
+                .malformedFile, "not well-formed XML: byte \(badOffset) (0x\(String(data[data.startIndex + badOffset], radix: 16, uppercase: true))) is not valid UTF-8",
+                file: file, line: lines.line(ofOffset: badOffset))
+        }
+        let builder = TreeBuilder(lines: lines)
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
         parser.delegate = builder
-        let ok = parser.parse()
-        if !ok || builder.root == nil {
-            let reason = parser.parserError.map { describe($0) } ?? "the file has no root element"
+        let finished = parser.parse()
+        // On Linux, parse() can return true after a recoverable error (a stray end tag, content
+        // after the root), so the first reported error decides, not the return value.
+        if let failure = builder.firstError ?? (finished ? nil : (parser.parserError.map { ($0, parser.lineNumber) })) {
             throw ModelError(
-                .malformedFile, "not well-formed XML: \(reason)", file: file,
-                line: parser.lineNumber > 0 ? parser.lineNumber : nil)
+                .malformedFile, "not well-formed XML: \(describe(failure.0))", file: file,
+                line: failure.1 > 0 ? failure.1 : nil)
         }
         guard let root = builder.root else {
-            throw ModelError(.malformedFile, "the file has no root element", file: file)
+            throw ModelError(.malformedFile, "not well-formed XML: the file has no root element", file: file)
         }
         return root
     }
 
+    /// The offset of the first byte that does not belong to a valid UTF-8 sequence, or `nil`.
+    /// The decoder may look one sequence ahead, so the offset can sit a few bytes early.
+    static func firstInvalidUTF8Offset(_ data: Data) -> Int? {
+        var bytes = CountingIterator(base: data.makeIterator())
+        var decoder = UTF8()
+        var lastGood = 0
+        while true {
+            switch decoder.decode(&bytes) {
+            case .scalarValue: lastGood = bytes.count
+            case .emptyInput: return nil
+            case .error: return lastGood
+            }
+        }
+    }
+
+    private struct CountingIterator: IteratorProtocol {
+        var base: Data.Iterator
+        var count = 0
+        mutating func next() -> UInt8? {
+            let byte = base.next()
+            if byte != nil { count += 1 }
+            return byte
+        }
+    }
+
+    /// libxml2's error codes (which XMLParser reports) in words; Linux gives no description.
     private static func describe(_ error: Error) -> String {
         let nsError = error as NSError
-        if let message = nsError.userInfo[NSLocalizedDescriptionKey] as? String, !message.isEmpty {
+        if let message = nsError.userInfo[NSLocalizedDescriptionKey] as? String, !message.isEmpty,
+           !message.hasPrefix("The operation could not be completed") {
             return message
         }
-        return "XML parser error \(nsError.code)"
+        let words: [Int: String] = [
+            4: "the document is empty",
+            5: "extra content after the root element, or the document ends too early",
+            9: "an invalid character",
+            23: "an entity reference is missing its ';'",
+            26: "an undeclared entity is referenced",
+            38: "'<' inside an attribute value",
+            39: "an attribute value does not start with a quote",
+            40: "an attribute value is not closed",
+            41: "an attribute has no value",
+            42: "an attribute appears twice in one element",
+            64: "the XML declaration is not finished",
+            68: "a name is expected here",
+            73: "'>' is expected here",
+            76: "an end tag does not match its start tag",
+            77: "the document ends inside an element (a tag is not closed)",
+        ]
+        return words[nsError.code] ?? "XML parser error \(nsError.code)"
     }
 
     private final class TreeBuilder: NSObject, XMLParserDelegate {
+        let lines: LineIndex
         var root: ModelXMLElement?
+        var firstError: (Error, Int)?
         private var stack: [ModelXMLElement] = []
+
+        init(lines: LineIndex) { self.lines = lines }
 
         func parser(
             _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
             qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
         ) {
-            stack.append(ModelXMLElement(name: elementName, attributes: attributeDict, children: [], line: parser.lineNumber))
+            // The parser reports where the start tag *ends*; a tag split over lines starts earlier.
+            let line = lines.lineOfTagStart(endingAtLine: parser.lineNumber, column: parser.columnNumber)
+            stack.append(ModelXMLElement(name: elementName, attributes: attributeDict, children: [], line: line))
         }
 
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
             guard let finished = stack.popLast() else { return }
             if stack.isEmpty {
-                root = finished
+                if root == nil { root = finished }
             } else {
                 stack[stack.count - 1].children.append(finished)
             }
         }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+            if firstError == nil { firstError = (parseError, parser.lineNumber) }
+        }
+    }
+}
+
+/// Byte offsets of line starts, to turn the parser's (line, column) into the line a tag starts on.
+struct LineIndex {
+    private let data: Data
+    private let starts: [Int]
+
+    init(_ data: Data) {
+        self.data = data
+        var starts = [0]
+        for (offset, byte) in data.enumerated() where byte == UInt8(ascii: "\n") { starts.append(offset + 1) }
+        self.starts = starts
+    }
+
+    /// The 1-based line holding byte `offset`.
+    func line(ofOffset offset: Int) -> Int {
+        var low = 0, high = starts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if starts[mid] <= offset { low = mid } else { high = mid - 1 }
+        }
+        return low + 1
+    }
+
+    /// The line of the `<` that opens the tag whose end the parser reported at (`line`, `column`).
+    /// Falls back to `line` when the position is outside the data.
+    func lineOfTagStart(endingAtLine line: Int, column: Int) -> Int {
+        guard line >= 1, line <= starts.count, column >= 1 else { return max(line, 1) }
+        // The column points just past the tag's '>' (or at it); start one byte back so that the
+        // '<' of a following tag is never taken for this one's.
+        let end = min(starts[line - 1] + column - 2, data.count - 1)
+        guard end >= 0 else { return line }
+        var offset = end
+        let base = data.startIndex
+        while offset >= 0 {
+            if data[base + offset] == UInt8(ascii: "<") { return self.line(ofOffset: offset) }
+            offset -= 1
+        }
+        return line
     }
 }

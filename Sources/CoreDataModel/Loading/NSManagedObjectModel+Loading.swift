@@ -105,6 +105,17 @@ enum ModelLocator {
         if FileManager.default.fileExists(atPath: contents.path) {
             return [contents]
         }
+        let listing = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        let looksLikePackage = ["xcdatamodeld", "momd"].contains(url.pathExtension) || listing.contains {
+            $0 == XcodeModelPackage.currentVersionFile || $0.hasSuffix("." + XcodeModelPackage.versionExtension)
+        }
+        guard looksLikePackage else {
+            throw ModelError(
+                .unreadableFile,
+                "this folder is neither a model version (it has no '\(XcodeModelPackage.contentsFile)' file) "
+                    + "nor a model package (it has no .\(XcodeModelPackage.versionExtension) versions)",
+                file: url)
+        }
         let package = try XcodeModelPackage(contentsOf: url)
         let current = package.versionURL(named: package.currentVersionName).appendingPathComponent(XcodeModelPackage.contentsFile)
         guard FileManager.default.fileExists(atPath: current.path) else {

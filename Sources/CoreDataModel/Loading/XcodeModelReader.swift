@@ -45,6 +45,9 @@ struct XcodeModelReader {
         for (entity, element) in entityElements {
             try linkRelationships(of: entity, element, byName: byName)
         }
+        for (entity, element) in entityElements {
+            try checkPropertyReferences(of: entity, element, byName: byName)
+        }
         for element in root.children(named: "configuration") {
             let name = try required("name", element)
             var members: [NSEntityDescription] = []
@@ -173,12 +176,55 @@ struct XcodeModelReader {
             guard let inverseName = child["inverseName"], !inverseName.isEmpty else { continue }
             let ownerName = child["inverseEntity"].flatMap { $0.isEmpty ? nil : $0 } ?? destinationName
             guard let owner = byName[ownerName] else {
-                throw error(.invalidInverse, "inverse entity '\(ownerName)' does not exist in the model", child)
+                throw error(.missingEntity, "inverse entity '\(ownerName)' does not exist in the model", child)
             }
             guard let inverse = owner.propertiesByName[inverseName] as? NSRelationshipDescription else {
                 throw error(.invalidInverse, "inverse '\(inverseName)' is not a relationship of entity '\(ownerName)'", child)
             }
             relationship.inverseRelationship = inverse
+        }
+    }
+
+    /// Constraints, indexes and fetched properties name properties and entities; checking them
+    /// here, with their elements at hand, lets the error point at the exact line. Inherited
+    /// properties count, so this runs after inheritance is linked.
+    private func checkPropertyReferences(of entity: NSEntityDescription, _ element: ModelXMLElement, byName: [String: NSEntityDescription]) throws(ModelError) {
+        let properties = entity.propertiesByName
+        let entityName = entity.name ?? ""
+        func requireProperty(_ name: String, _ what: String, _ item: ModelXMLElement) throws(ModelError) {
+            guard properties[name] != nil else {
+                var problem = error(.missingProperty, "\(what) names '\(name)', which entity '\(entityName)' does not have", item)
+                problem.entityName = entityName
+                problem.propertyName = name
+                throw problem
+            }
+        }
+        for container in element.children(named: "uniquenessConstraints") {
+            for constraint in container.children(named: "uniquenessConstraint") {
+                for member in constraint.children(named: "constraint") {
+                    try requireProperty(member["value"] ?? "", "uniqueness constraint", member)
+                }
+            }
+        }
+        for index in element.children(named: "fetchIndex") {
+            for item in index.children(named: "fetchIndexElement") {
+                try requireProperty(item["property"] ?? "", "fetch index '\(index["name"] ?? "")'", item)
+            }
+        }
+        for container in element.children(named: "compoundIndexes") {
+            for compound in container.children(named: "compoundIndex") {
+                for item in compound.children(named: "index") {
+                    try requireProperty(item["value"] ?? "", "compound index", item)
+                }
+            }
+        }
+        for fetched in element.children(named: "fetchedProperty") {
+            for request in fetched.children(named: "fetchRequest") {
+                let target = request["entity"] ?? ""
+                guard byName[target] != nil else {
+                    throw error(.missingEntity, "fetched property '\(fetched["name"] ?? "")' fetches entity '\(target)', which the model does not have", fetched)
+                }
+            }
         }
     }
 

@@ -77,8 +77,15 @@ enum ModelConsistency {
             }
         }
         for property in entity.declaredProperties {
-            guard let relationship = property as? NSRelationshipDescription else { continue }
-            try checkRelationship(relationship, of: entity, members: members)
+            if let relationship = property as? NSRelationshipDescription {
+                try checkRelationship(relationship, of: entity, members: members)
+            } else if let fetched = property as? NSFetchedPropertyDescription,
+                      let target = fetched.fetchRequestDescription?.entityName,
+                      entity.managedObjectModel?.entitiesByName[target] == nil {
+                throw ModelError(
+                    .missingEntity, "fetched property fetches entity '\(target)', which is not in the model",
+                    entityName: entityName, propertyName: fetched.name)
+            }
         }
     }
 
