@@ -4,7 +4,11 @@
 //
 //   CLZ4, CXXHash            system libraries (apt: liblz4-dev, libxxhash-dev)
 //   CoreDataPageCodec        LZ4 + XXH3 over byte buffers; no I/O (binary store pages)
+//   CoreDataPredicate        NSPredicate, NSExpression, NSSortDescriptor: the format parser, the
+//                            tree stores execute, and the reference evaluator; knows no model
 //   CoreDataModel            the managed object model and the Xcode model loader; knows no store
+//   CoreDataStorage          the store protocol, store records keyed by object ID, the in-memory
+//                            store; never sees a managed object
 //   CoreData                 the public face: Apple's names, re-exports the layers below
 //   coredata                 the file-inspection CLI
 //   coredata-demo            the README's demo
@@ -40,12 +44,19 @@ let package = Package(
             dependencies: ["CLZ4", "CXXHash"]
         ),
         .target(
+            name: "CoreDataPredicate"
+        ),
+        .target(
             name: "CoreDataModel",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CoreDataPredicate", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "CoreDataStorage",
+            dependencies: ["CoreDataModel", "CoreDataPredicate"]
         ),
         .target(
             name: "CoreData",
-            dependencies: ["CoreDataModel"]
+            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage"]
         ),
         .executableTarget(
             name: "coredata",
@@ -65,6 +76,14 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(
+            name: "CoreDataPredicateTests",
+            dependencies: ["CoreDataPredicate"]
+        ),
+        .testTarget(
+            name: "CoreDataTests",
+            dependencies: ["CoreData", "CoreDataStorage"]
+        ),
+        .testTarget(
             name: "CoreDataPageCodecTests",
             dependencies: ["CoreDataPageCodec"]
         ),
@@ -79,7 +98,7 @@ let package = Package(
 // Fuzz targets (Fuzz/README.md) exist only for fuzz builds: they export LLVMFuzzerTestOneInput and
 // have no main, so an ordinary build must not see them.
 if Context.environment["COREDATA_FUZZ"] == "1" {
-    for name in ["FuzzModelLoader"] {
+    for name in ["FuzzModelLoader", "FuzzPredicateParser"] {
         package.targets.append(.executableTarget(name: name, dependencies: ["CoreData"], path: "Fuzz/\(name)"))
         package.products.append(.executable(name: name, targets: [name]))
     }

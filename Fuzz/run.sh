@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(FuzzModelLoader)
+targets=(FuzzModelLoader FuzzPredicateParser)
 export COREDATA_FUZZ=1
 for target in "${targets[@]}"; do
   swift build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \

@@ -38,6 +38,9 @@ open class NSPropertyDescription: NSObject, @unchecked Sendable {
     /// Whether the property is stored in an external record (kept for source compatibility).
     public var isStoredInExternalRecord: Bool = false { willSet { checkEditable("isStoredInExternalRecord") } }
 
+    /// Predicates and warnings from ``setValidationPredicates(_:withValidationWarnings:)``.
+    var customValidation = CustomValidation()
+
     /// Creates a property with no name; set ``name`` before adding it to an entity.
     public override init() { super.init() }
 

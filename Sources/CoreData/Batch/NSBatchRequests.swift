@@ -1,0 +1,273 @@
+import CoreDataModel
+import CoreDataPredicate
+import CoreDataStorage
+import Foundation
+
+/// Deletes the objects a fetch request matches (or given object IDs) in the store, without
+/// loading them into a context.
+///
+/// Matches Apple's `NSBatchDeleteRequest`. As on Apple platforms, contexts do not see the delete
+/// until they merge it: pass the deleted IDs (`resultType = .resultTypeObjectIDs`) to
+/// ``NSManagedObjectContext/mergeChanges(fromRemoteContextSave:into:)``. Delete rules and
+/// validation do not run.
+open class NSBatchDeleteRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    /// What ``NSBatchDeleteResult/result`` holds.
+    public enum ResultType: UInt, Sendable {
+        /// `true` when the delete ran.
+        case resultTypeStatusOnly = 0
+        /// The IDs of the deleted objects.
+        case resultTypeObjectIDs = 1
+        /// The number of deleted objects.
+        case resultTypeCount = 2
+    }
+
+    /// The request selecting the objects; `nil` when deleting by object IDs.
+    public let fetchRequest: NSFetchRequest<NSFetchRequestResult>?
+    /// The objects to delete, when given by ID.
+    public let objectIDs: [NSManagedObjectID]?
+    /// What the result holds.
+    public var resultType: ResultType = .resultTypeStatusOnly
+
+    /// Deletes what `fetchRequest` matches.
+    public init(fetchRequest: NSFetchRequest<NSFetchRequestResult>) {
+        self.fetchRequest = fetchRequest
+        self.objectIDs = nil
+        super.init()
+    }
+
+    /// Deletes the objects with these IDs.
+    public init(objectIDs: [NSManagedObjectID]) {
+        self.fetchRequest = nil
+        self.objectIDs = objectIDs
+        super.init()
+    }
+
+    open override var requestType: RequestType { .batchDeleteRequestType }
+}
+
+/// Sets properties of the objects a predicate matches, in the store, without loading them.
+///
+/// Matches Apple's `NSBatchUpdateRequest`. Values are constants (or constant `NSExpression`s);
+/// validation does not run. Contexts see the change after merging it.
+open class NSBatchUpdateRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    /// What ``NSBatchUpdateResult/result`` holds.
+    public enum ResultType: UInt, Sendable {
+        case statusOnlyResultType = 0
+        case updatedObjectIDsResultType = 1
+        case updatedObjectsCountResultType = 2
+    }
+
+    /// The entity updated.
+    public let entityName: String
+    /// Which objects are updated; `nil` for all.
+    public var predicate: CoreDataPredicate.NSPredicate?
+    /// Whether objects of subentities are updated too.
+    public var includesSubentities = true
+    /// New values by property name: constants or constant `NSExpression`s.
+    public var propertiesToUpdate: [AnyHashable: Any]?
+    /// What the result holds.
+    public var resultType: ResultType = .statusOnlyResultType
+
+    /// Updates objects of the named entity.
+    public init(entityName: String) {
+        self.entityName = entityName
+        super.init()
+    }
+
+    open override var requestType: RequestType { .batchUpdateRequestType }
+}
+
+/// Inserts objects from dictionaries straight into the store.
+///
+/// Matches Apple's `NSBatchInsertRequest` (the dictionary and handler forms). Attribute values
+/// only; validation and uniqueness are checked by the store.
+open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
+    /// What ``NSBatchInsertResult/result`` holds.
+    public enum ResultType: UInt, Sendable {
+        case statusOnly = 0
+        case objectIDs = 1
+        case count = 2
+    }
+
+    /// The entity inserted.
+    public let entityName: String
+    /// The objects, as property values by name.
+    public var objectsToInsert: [[String: Any]]?
+    /// Called with a dictionary to fill until it returns `true` (done).
+    public var dictionaryHandler: ((NSMutableDictionary) -> Bool)?
+    /// What the result holds.
+    public var resultType: ResultType = .statusOnly
+
+    /// Inserts `objects` into the named entity.
+    public init(entityName: String, objects: [[String: Any]]) {
+        self.entityName = entityName
+        self.objectsToInsert = objects
+        super.init()
+    }
+
+    /// Inserts objects the handler fills, one per call, until it returns `true`.
+    public init(entityName: String, dictionaryHandler handler: @escaping (NSMutableDictionary) -> Bool) {
+        self.entityName = entityName
+        self.dictionaryHandler = handler
+        super.init()
+    }
+
+    open override var requestType: RequestType { .batchInsertRequestType }
+}
+
+/// The result of ``NSManagedObjectContext/execute(_:)``.
+open class NSPersistentStoreResult: NSObject, @unchecked Sendable {}
+
+/// The result of a batch delete: `true`, the deleted IDs or their count, per the request's result type.
+open class NSBatchDeleteResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// What the request's result type asked for.
+    public let result: Any?
+    init(result: Any?) { self.result = result }
+}
+
+/// The result of a batch update.
+open class NSBatchUpdateResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// What the request's result type asked for.
+    public let result: Any?
+    init(result: Any?) { self.result = result }
+}
+
+/// The result of a batch insert.
+open class NSBatchInsertResult: NSPersistentStoreResult, @unchecked Sendable {
+    /// What the request's result type asked for.
+    public let result: Any?
+    init(result: Any?) { self.result = result }
+}
+
+extension NSManagedObjectContext {
+    /// Runs a batch request in the stores, without loading objects.
+    ///
+    /// - Throws: `NSError`s: an unknown entity, a property that is not an attribute of the
+    ///   entity, a value of the wrong type, store errors.
+    public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+        assertOnQueue()
+        guard let coordinator = persistentStoreCoordinator else {
+            preconditionFailure("CoreData: execute(_:) on a context with no persistentStoreCoordinator")
+        }
+        switch request {
+        case let delete as NSBatchDeleteRequest:
+            let deleted = try batchDelete(delete, coordinator: coordinator)
+            switch delete.resultType {
+            case .resultTypeStatusOnly: return NSBatchDeleteResult(result: true)
+            case .resultTypeObjectIDs: return NSBatchDeleteResult(result: deleted)
+            case .resultTypeCount: return NSBatchDeleteResult(result: deleted.count)
+            }
+        case let update as NSBatchUpdateRequest:
+            let updated = try batchUpdate(update, coordinator: coordinator)
+            switch update.resultType {
+            case .statusOnlyResultType: return NSBatchUpdateResult(result: true)
+            case .updatedObjectIDsResultType: return NSBatchUpdateResult(result: updated)
+            case .updatedObjectsCountResultType: return NSBatchUpdateResult(result: updated.count)
+            }
+        case let insert as NSBatchInsertRequest:
+            let inserted = try batchInsert(insert, coordinator: coordinator)
+            switch insert.resultType {
+            case .statusOnly: return NSBatchInsertResult(result: true)
+            case .objectIDs: return NSBatchInsertResult(result: inserted)
+            case .count: return NSBatchInsertResult(result: inserted.count)
+            }
+        default:
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "execute(_:) does not support \(type(of: request)); use fetch(_:) for fetch requests")
+        }
+    }
+
+    private func entity(named name: String?, _ coordinator: NSPersistentStoreCoordinator) throws -> NSEntityDescription {
+        guard let name, let entity = coordinator.managedObjectModel.entitiesByName[name] else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "the batch request's entity '\(name ?? "nil")' is not in the model")
+        }
+        return entity
+    }
+
+    private func batchDelete(_ request: NSBatchDeleteRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
+        if let ids = request.objectIDs {
+            var deleted: [NSManagedObjectID] = []
+            for (storeKey, group) in Dictionary(grouping: ids.filter { !$0.isTemporaryID }, by: { $0.persistentStore.map(ObjectIdentifier.init) }) {
+                guard storeKey != nil, let store = group.first?.persistentStore else { continue }
+                var changes = StoreChangeSet()
+                for id in group {
+                    guard let storeID = id.storeObjectID,
+                          let row = try mapStoreError({ () throws(StoreError) -> StoreRow? in try store.engine.row(for: storeID) })
+                    else { continue }
+                    changes.deleted.append((storeID, row.version))
+                    deleted.append(id)
+                }
+                _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }
+            }
+            return deleted
+        }
+        guard let fetch = request.fetchRequest else { return [] }
+        let entity = try fetch.entity ?? entity(named: fetch.entityName, coordinator)
+        if let predicate = fetch.predicate { try PredicateKeyPathCheck.check(predicate, entity: entity) }
+        guard let store = coordinator.store(for: entity) else { return [] }
+        let storeRequest = StoreFetchRequest(
+            entity: entity, includesSubentities: fetch.includesSubentities, predicate: fetch.predicate,
+            sortDescriptors: fetch.sortDescriptors ?? [], offset: fetch.fetchOffset, limit: fetch.fetchLimit, resultType: .objectIDs)
+        let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchDelete(storeRequest) }
+        return ids.compactMap { id in
+            coordinator.managedObjectModel.entitiesByName[id.entityName].map { NSManagedObjectID(entity: $0, store: store, storeID: id) }
+        }
+    }
+
+    private func batchUpdate(_ request: NSBatchUpdateRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
+        let entity = try entity(named: request.entityName, coordinator)
+        if let predicate = request.predicate { try PredicateKeyPathCheck.check(predicate, entity: entity) }
+        var values: [String: StoreValue] = [:]
+        for (key, raw) in request.propertiesToUpdate ?? [:] {
+            let name = (key.base as? String) ?? (key.base as? NSPropertyDescription)?.name ?? "\(key)"
+            guard let attribute = entity.attributesByName[name], !attribute.isTransient else {
+                throw coreDataError(NSPersistentStoreInvalidTypeError, "batch update: '\(name)' is not a stored attribute of \(entity.name ?? "?")")
+            }
+            let value = (raw as? CoreDataPredicate.NSExpression)?.expressionValue(with: nil, context: nil) ?? raw
+            guard let stored = StoreValue(attributeValue: value is NSNull ? nil : value, type: attribute.attributeType) else {
+                throw coreDataError(NSManagedObjectValidationError, "batch update: \(type(of: value)) is not a valid \(attribute.attributeType.xcodeName) for '\(name)'")
+            }
+            values[name] = stored
+        }
+        guard let store = coordinator.store(for: entity) else { return [] }
+        let storeRequest = StoreFetchRequest(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate, resultType: .objectIDs)
+        let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchUpdate(storeRequest, values: values) }
+        return ids.compactMap { id in
+            coordinator.managedObjectModel.entitiesByName[id.entityName].map { NSManagedObjectID(entity: $0, store: store, storeID: id) }
+        }
+    }
+
+    private func batchInsert(_ request: NSBatchInsertRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
+        let entity = try entity(named: request.entityName, coordinator)
+        guard let store = coordinator.store(for: entity), let name = entity.name else {
+            throw coreDataError(NSPersistentStoreIncompatibleSchemaError, "no store holds entity '\(request.entityName)'")
+        }
+        var objects = request.objectsToInsert ?? []
+        if let handler = request.dictionaryHandler {
+            while true {
+                let dictionary = NSMutableDictionary()
+                if handler(dictionary) { break }
+                var object: [String: Any] = [:]
+                for (key, value) in dictionary { if let key = key as? String { object[key] = value } }
+                objects.append(object)
+            }
+        }
+        let keys = try mapStoreError { () throws(StoreError) -> [Int64] in try store.engine.newPrimaryKeys(entityName: name, count: objects.count) }
+        var changes = StoreChangeSet()
+        for (object, key) in zip(objects, keys) {
+            var values: [String: StoreValue] = [:]
+            for (attributeName, attribute) in entity.attributesByName where !attribute.isTransient {
+                let value = object[attributeName] ?? attribute.defaultValue
+                guard let stored = StoreValue(attributeValue: value is NSNull ? nil : value, type: attribute.attributeType) else {
+                    throw coreDataError(NSManagedObjectValidationError, "batch insert: \(type(of: value as Any)) is not a valid \(attribute.attributeType.xcodeName) for '\(attributeName)'")
+                }
+                if stored.isNull && !attribute.isOptional {
+                    throw coreDataError(NSValidationMissingMandatoryPropertyError, "batch insert: '\(attributeName)' of \(name) is a required value")
+                }
+                values[attributeName] = stored
+            }
+            changes.inserted.append(StoreRow(objectID: StoreObjectID(entityName: name, primaryKey: key), version: 0, values: values))
+        }
+        _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }
+        return changes.inserted.map { NSManagedObjectID(entity: entity, store: store, storeID: $0.objectID) }
+    }
+}

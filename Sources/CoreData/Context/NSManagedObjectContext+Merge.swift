@@ -1,0 +1,100 @@
+import CoreDataModel
+import Foundation
+
+extension NSNotification.Name {
+    /// Posted by a context after a save to its coordinator, so that contexts with
+    /// `automaticallyMergesChangesFromParent` merge it. userInfo holds the ID sets.
+    static let coordinatorDidSaveObjectIDs = NSNotification.Name("CoreDataLinux.CoordinatorDidSaveObjectIDs")
+}
+
+extension NSManagedObjectContext {
+    /// Brings another context's saved changes into this one: updated objects are refreshed
+    /// (keeping this context's own unsaved changes on top), deleted objects leave the context,
+    /// and `NSManagedObjectContextObjectsDidChange` is posted. Call it on this context's queue.
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        let info = notification.userInfo ?? [:]
+        func ids(_ objectsKey: String, _ idsKey: String) -> [NSManagedObjectID] {
+            if let ids = info[idsKey] as? Set<NSManagedObjectID> { return Array(ids) }
+            return ((info[objectsKey] as? Set<NSManagedObject>) ?? []).map(\.objectID)
+        }
+        applyMerge(
+            updated: ids(NSUpdatedObjectsKey, NSUpdatedObjectIDsKey),
+            deleted: ids(NSDeletedObjectsKey, NSDeletedObjectIDsKey))
+    }
+
+    /// Merges changes described by object IDs (or their URIs) into each context, on its queue:
+    /// what a batch delete or update, or another process, changed.
+    public class func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [NSManagedObjectContext]) {
+        for context in contexts {
+            context.performAndWait {
+                func ids(_ keys: [String]) -> [NSManagedObjectID] {
+                    keys.flatMap { key -> [NSManagedObjectID] in
+                        let value = changeNotificationData[key]
+                        if let ids = value as? [NSManagedObjectID] { return ids }
+                        if let ids = value as? Set<NSManagedObjectID> { return Array(ids) }
+                        if let uris = value as? [URL] {
+                            return uris.compactMap { context.persistentStoreCoordinator?.managedObjectID(forURIRepresentation: $0) }
+                        }
+                        return []
+                    }
+                }
+                context.applyMerge(
+                    updated: ids([NSUpdatedObjectsKey, NSUpdatedObjectIDsKey]),
+                    deleted: ids([NSDeletedObjectsKey, NSDeletedObjectIDsKey]))
+            }
+        }
+    }
+
+    func applyMerge(updated: [NSManagedObjectID], deleted: [NSManagedObjectID]) {
+        var refreshed: [NSManagedObject] = []
+        var removed: [NSManagedObject] = []
+        for id in deleted {
+            guard let object = registered[id] else { continue }
+            registered[id] = nil
+            pendingUpdated[ObjectIdentifier(object)] = nil
+            pendingDeleted[ObjectIdentifier(object)] = nil
+            object.lifecycle.isDeleted = true
+            object.managedObjectContext = nil
+            removed.append(object)
+        }
+        let gone = Set(removed.map(ObjectIdentifier.init))
+        if !gone.isEmpty {
+            // Objects that point at a removed object read their relationships again.
+            for object in registered.values where !object.hasChanges && !object.isFault {
+                let refersToGone = object.toOneValues.values.contains { gone.contains(ObjectIdentifier($0)) }
+                    || object.toManyValues.values.contains { $0.contains { gone.contains(ObjectIdentifier($0)) } }
+                if refersToGone {
+                    object.turnIntoFault()
+                    refreshed.append(object)
+                }
+            }
+        }
+        for id in updated {
+            guard let object = registered[id], !object.isInserted else { continue }
+            refresh(object, mergeChanges: object.hasChanges)
+            refreshed.append(object)
+        }
+        guard !refreshed.isEmpty || !removed.isEmpty else { return }
+        var info: [String: Any] = [:]
+        if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = Set(refreshed) }
+        if !removed.isEmpty { info[NSDeletedObjectsKey] = Set(removed) }
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info)
+    }
+
+    /// Starts or stops merging other contexts' saves to the same coordinator.
+    func updateAutomaticMerging() {
+        if let token = mergeObserver {
+            NotificationCenter.default.removeObserver(token)
+            mergeObserver = nil
+        }
+        guard automaticallyMergesChangesFromParent, let coordinator = persistentStoreCoordinator else { return }
+        mergeObserver = NotificationCenter.default.addObserver(
+            forName: .coordinatorDidSaveObjectIDs, object: coordinator, queue: nil
+        ) { [weak self] note in
+            guard let self, (note.userInfo?["context"] as AnyObject?) !== self else { return }
+            let updated = Array((note.userInfo?[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID>) ?? [])
+            let deleted = Array((note.userInfo?[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID>) ?? [])
+            self.perform { self.applyMerge(updated: updated, deleted: deleted) }
+        }
+    }
+}

@@ -1,0 +1,320 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Saves every insert, update and delete to the stores (or, for a child context, into its parent).
+    ///
+    /// Steps: `willSave()` on each changed object; validation (deny rules for deletes, required
+    /// values, the model's rules and relationship counts for inserts and updates); permanent IDs
+    /// for inserted objects; one change set per store; conflicts resolved by ``mergePolicy``; then
+    /// the objects take their saved state, `didSave()` runs and `NSManagedObjectContextDidSave` is posted.
+    ///
+    /// - Throws: `NSError`s in `NSCocoaErrorDomain`: validation codes 1550–1680 (several at once
+    ///   as 1560 with `NSDetailedErrorsKey`), `NSManagedObjectMergeError` (133020) with a
+    ///   `conflictList` of ``NSMergeConflict``s, `NSManagedObjectConstraintMergeError` (133021),
+    ///   store errors 134xxx. A failed save changes nothing in the store and leaves the context's
+    ///   changes in place.
+    public func save() throws {
+        assertOnQueue()
+        guard hasChanges else { return }
+        if let parent {
+            try saveIntoParent(parent)
+            return
+        }
+        guard let coordinator = persistentStoreCoordinator else {
+            preconditionFailure("CoreData: save() on a context with no persistentStoreCoordinator and no parent")
+        }
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        for object in pendingInserted.values { object.willSave() }
+        for object in pendingUpdated.values { object.willSave() }
+        for object in pendingDeleted.values { object.willSave() }
+
+        try validatePendingChanges()
+        let inserted = Array(pendingInserted.values)
+        let updated = Array(pendingUpdated.values).filter { $0.hasChanges && !$0.isDeleted }
+        let deleted = Array(pendingDeleted.values)
+        try obtainPermanentIDs(for: inserted)
+
+        var changesByStore: [ObjectIdentifier: (store: NSPersistentStore, changes: StoreChangeSet)] = [:]
+        func add(_ object: NSManagedObject, _ edit: (inout StoreChangeSet) -> Void) throws {
+            guard let store = object.objectID.persistentStore ?? coordinator.store(for: object.entity) else {
+                throw coreDataError(
+                    NSPersistentStoreIncompatibleSchemaError,
+                    "no store of the coordinator holds entity '\(object.entity.name ?? "?")' (object \(object.objectID))")
+            }
+            guard !store.isReadOnly else {
+                throw coreDataError(NSPersistentStoreSaveError, "the store \(store.identifier) is read-only; \(object.objectID) can't be saved")
+            }
+            var entry = changesByStore[ObjectIdentifier(store)] ?? (store, StoreChangeSet())
+            edit(&entry.changes)
+            changesByStore[ObjectIdentifier(store)] = entry
+        }
+        for object in inserted { let row = try object.storeRow(version: 0); try add(object) { $0.inserted.append(row) } }
+        for object in updated {
+            let row = try object.storeRow(version: object.committedRow?.version ?? 0)
+            try add(object) { $0.updated.append(row) }
+        }
+        for object in deleted {
+            guard let id = object.objectID.storeObjectID else { continue }
+            try add(object) { $0.deleted.append((id, object.committedRow?.version ?? 0)) }
+        }
+
+        var versions: [StoreObjectID: Int64] = [:]
+        for (_, entry) in changesByStore.sorted(by: { $0.value.store.identifier < $1.value.store.identifier }) {
+            let saved = try saveResolvingConflicts(entry.changes, to: entry.store)
+            versions.merge(saved) { _, new in new }
+        }
+
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, versions: versions)
+    }
+
+    private func saveIntoParent(_ parent: NSManagedObjectContext) throws {
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        for object in pendingInserted.values { object.willSave() }
+        for object in pendingUpdated.values { object.willSave() }
+        for object in pendingDeleted.values { object.willSave() }
+        try validatePendingChanges()
+        let inserted = Array(pendingInserted.values)
+        let updated = Array(pendingUpdated.values).filter { $0.hasChanges && !$0.isDeleted }
+        let deleted = Array(pendingDeleted.values)
+        try pushChangesToParent(parent, inserted: inserted, updated: updated, deleted: deleted)
+        finishPushToParent(inserted: inserted, updated: updated, deleted: deleted)
+    }
+
+    /// Gives objects permanent IDs now instead of at save, e.g. to pass their IDs to another context.
+    public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        guard let coordinator = persistentStoreCoordinator else { return }
+        var byEntityAndStore: [String: (NSPersistentStore, [NSManagedObject])] = [:]
+        for object in objects where object.objectID.isTemporaryID {
+            guard let store = coordinator.store(for: object.entity), let name = object.entity.name else {
+                throw coreDataError(
+                    NSPersistentStoreIncompatibleSchemaError,
+                    "no store of the coordinator holds entity '\(object.entity.name ?? "?")'")
+            }
+            let key = "\(store.identifier)/\(name)"
+            byEntityAndStore[key, default: (store, [])].1.append(object)
+        }
+        for (_, (store, group)) in byEntityAndStore {
+            let name = group[0].entity.name ?? ""
+            let keys = try mapStoreError { () throws(StoreError) -> [Int64] in try store.engine.newPrimaryKeys(entityName: name, count: group.count) }
+            for (object, key) in zip(group, keys) {
+                registered[object.objectID] = nil
+                object.objectID = NSManagedObjectID(entity: object.entity, store: store, storeID: StoreObjectID(entityName: name, primaryKey: key))
+                registered[object.objectID] = object
+            }
+        }
+    }
+
+    private func validatePendingChanges() throws {
+        var errors: [NSError] = []
+        func collect(_ body: () throws -> Void) {
+            do {
+                try body()
+            } catch let error as NSError {
+                if error.code == NSValidationMultipleErrorsError, let details = error.userInfo[NSDetailedErrorsKey] as? [NSError] {
+                    errors += details
+                } else {
+                    errors.append(error)
+                }
+            }
+        }
+        for object in pendingDeleted.values.sorted(by: Self.stableOrder) { collect { try object.validateForDelete() } }
+        for object in pendingInserted.values.sorted(by: Self.stableOrder) { collect { try object.validateForInsert() } }
+        for object in pendingUpdated.values.sorted(by: Self.stableOrder) where !object.isDeleted && object.hasChanges {
+            collect { try object.validateForUpdate() }
+        }
+        if errors.count == 1, let only = errors.first { throw only }
+        if errors.count > 1 { throw combinedValidationError(errors) }
+    }
+
+    static func stableOrder(_ a: NSManagedObject, _ b: NSManagedObject) -> Bool {
+        a.objectID.description < b.objectID.description
+    }
+
+    /// Saves one store's changes; on a version conflict applies the merge policy and retries.
+    private func saveResolvingConflicts(_ changes: StoreChangeSet, to store: NSPersistentStore) throws -> [StoreObjectID: Int64] {
+        var attempt = changes
+        // Each retry resolves every conflict it saw; a store that keeps changing under us is
+        // given a bounded number of tries.
+        for _ in 0..<8 {
+            do {
+                return try store.engine.save(attempt)
+            } catch .optimisticLockingFailure(let conflicts) {
+                guard let resolved = resolve(conflicts, in: attempt) else {
+                    throw mergeError(conflicts)
+                }
+                attempt = resolved
+            } catch .constraintConflict(let conflicts) {
+                throw coreDataError(
+                    NSManagedObjectConstraintMergeError,
+                    "uniqueness constraint violated: " + conflicts.map { "\($0.entityName)(\($0.constraint.joined(separator: ", ")))" }.joined(separator: "; "),
+                    [NSPersistentStoreSaveConflictsErrorKey: conflicts.map { NSConstraintConflict($0, context: self) }])
+            } catch {
+                throw nsError(from: error)
+            }
+        }
+        throw coreDataError(NSManagedObjectMergeError, "the store kept changing while this context saved; gave up after 8 attempts")
+    }
+
+    /// The change set with the conflicts resolved as the merge policy says, or `nil` for the error policy.
+    private func resolve(_ conflicts: [StoreVersionConflict], in changes: StoreChangeSet) -> StoreChangeSet? {
+        let policy = resolvedMergeType
+        guard policy != .errorMergePolicyType else { return nil }
+        var result = changes
+        for conflict in conflicts {
+            let id = conflict.objectID
+            guard let stored = conflict.storedRow else {
+                // Deleted by someone else: nothing to update or delete any more.
+                result.updated.removeAll { $0.objectID == id }
+                result.deleted.removeAll { $0.objectID == id }
+                continue
+            }
+            if let index = result.deleted.firstIndex(where: { $0.objectID == id }) {
+                if policy == .rollbackMergePolicyType { result.deleted.remove(at: index) } else { result.deleted[index].version = stored.version }
+                continue
+            }
+            guard let index = result.updated.firstIndex(where: { $0.objectID == id }) else { continue }
+            let mine = result.updated[index]
+            let object = registeredObject(forStoreID: id)
+            let changedKeys = object?.changedKeys ?? Set(mine.values.keys)
+            let base = object?.committedRow?.values ?? [:]
+            var merged: [String: StoreValue]
+            switch policy {
+            case .overwriteMergePolicyType:
+                merged = mine.values
+            case .rollbackMergePolicyType:
+                merged = stored.values
+            case .mergeByPropertyObjectTrumpMergePolicyType:
+                merged = stored.values
+                for key in changedKeys { merged[key] = mine.values[key] ?? .null }
+            case .mergeByPropertyStoreTrumpMergePolicyType:
+                merged = stored.values
+                for key in changedKeys where (stored.values[key] ?? .null) == (base[key] ?? .null) {
+                    merged[key] = mine.values[key] ?? .null
+                }
+            case .errorMergePolicyType:
+                return nil
+            }
+            result.updated[index] = StoreRow(objectID: id, version: stored.version, values: merged)
+        }
+        return result
+    }
+
+    private func mergeError(_ conflicts: [StoreVersionConflict]) -> NSError {
+        let list = conflicts.map { conflict -> NSMergeConflict in
+            let object = registeredObject(forStoreID: conflict.objectID)
+            return NSMergeConflict(
+                source: object, newVersion: Int(conflict.storedRow?.version ?? 0), oldVersion: Int(conflict.expectedVersion),
+                cachedSnapshot: object.map { $0.committedValues(forKeys: nil) }, persistedSnapshot: conflict.storedRow.map { row in
+                    object.map { obj in obj.snapshot(of: row) } ?? [:]
+                })
+        }
+        return coreDataError(
+            NSManagedObjectMergeError,
+            "Could not merge changes: \(conflicts.count) object\(conflicts.count == 1 ? " was" : "s were") changed in the store since this context read \(conflicts.count == 1 ? "it" : "them") ("
+                + conflicts.map { $0.objectID.description }.joined(separator: ", ") + ")",
+            [NSPersistentStoreSaveConflictsErrorKey: list])
+    }
+
+    func registeredObject(forStoreID id: StoreObjectID) -> NSManagedObject? {
+        registered.first { $0.key.storeObjectID == id }?.value
+    }
+
+    private func finishSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], versions: [StoreObjectID: Int64]) {
+        for object in inserted + updated {
+            guard let id = object.objectID.storeObjectID, let row = try? object.storeRow(version: versions[id] ?? 1) else { continue }
+            object.committedRow = row
+            object.changedKeys = []
+            object.lifecycle.isInserted = false
+            // Relationships were saved from the in-memory objects; they stay materialised.
+        }
+        for object in deleted {
+            registered[object.objectID] = nil
+            object.lifecycle.isDeleted = true
+        }
+        // Objects that only changed transient values were in pendingUpdated; they are clean now.
+        for object in pendingUpdated.values { object.changedKeys = [] }
+        pendingInserted = [:]
+        pendingUpdated = [:]
+        pendingDeleted = [:]
+        for object in inserted + updated { object.didSave() }
+        for object in deleted { object.didSave() }
+        NotificationCenter.default.post(
+            name: .NSManagedObjectContextDidSave, object: self,
+            userInfo: [NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
+        NotificationCenter.default.post(
+            name: .NSManagedObjectContextDidSaveObjectIDs, object: self,
+            userInfo: [
+                NSInsertedObjectIDsKey: Set(inserted.map(\.objectID)), NSUpdatedObjectIDsKey: Set(updated.map(\.objectID)),
+                NSDeletedObjectIDsKey: Set(deleted.map(\.objectID)),
+            ])
+        if let coordinator = persistentStoreCoordinator {
+            NotificationCenter.default.post(
+                name: .coordinatorDidSaveObjectIDs, object: coordinator,
+                userInfo: [
+                    "context": self, NSInsertedObjectIDsKey: Set(inserted.map(\.objectID)),
+                    NSUpdatedObjectIDsKey: Set(updated.map(\.objectID)), NSDeletedObjectIDsKey: Set(deleted.map(\.objectID)),
+                ])
+        }
+        for object in deleted { object.managedObjectContext = nil }
+    }
+}
+
+extension NSManagedObject {
+    /// The object's saved form: every non-transient property as a store value.
+    func storeRow(version: Int64) throws -> StoreRow {
+        guard let id = objectID.storeObjectID else {
+            throw coreDataError(NSPersistentStoreSaveError, "\(objectID) has no permanent ID")
+        }
+        var values = committedRow?.values ?? [:]
+        for property in entity.properties where !property.isTransient {
+            let name = property.name
+            switch property {
+            case let attribute as NSAttributeDescription:
+                if attribute.attributeType == .transformableAttributeType {
+                    values[name] = try transformedValue(attributeValues[name], attribute)
+                } else {
+                    values[name] = StoreValue(attributeValue: attributeValues[name], type: attribute.attributeType) ?? .null
+                }
+            case let relationship as NSRelationshipDescription:
+                guard materialisedRelationships.contains(name) else { continue }
+                if relationship.isToMany {
+                    values[name] = .references((toManyValues[name] ?? []).filter { !$0.isDeleted }.compactMap { $0.objectID.storeObjectID })
+                } else if let destination = toOneValues[name], !destination.isDeleted, let destinationID = destination.objectID.storeObjectID {
+                    values[name] = .reference(destinationID)
+                } else {
+                    values[name] = .null
+                }
+            default:
+                continue
+            }
+        }
+        return StoreRow(objectID: id, version: version, values: values)
+    }
+
+    /// A transformable value in its stored form: `Data` as is, otherwise through the named
+    /// `ValueTransformer` (or secure unarchiving's default, `NSSecureUnarchiveFromData`).
+    private func transformedValue(_ value: Any?, _ attribute: NSAttributeDescription) throws -> StoreValue {
+        guard let value else { return .null }
+        if let data = value as? Data, attribute.valueTransformerName == nil { return .data(data) }
+        let name = attribute.valueTransformerName ?? "NSSecureUnarchiveFromData"
+        guard let transformer = ValueTransformer.valueTransformer(forName: NSValueTransformerName(rawValue: name)),
+              let data = transformer.transformedValue(value) as? Data
+        else {
+            throw validationError(
+                NSManagedObjectValidationError, key: attribute.name, value: value,
+                "'\(attribute.name)' of \(entity.name ?? "object") is transformable and its value transformer '\(name)' is not registered or did not produce Data")
+        }
+        return .data(data)
+    }
+
+    /// A stored row as `[key: value]`, relationships as objects of this object's context.
+    func snapshot(of row: StoreRow) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (name, property) in entity.propertiesByName where !property.isTransient {
+            result[name] = storedValue(row[name], of: property) ?? NSNull()
+        }
+        return result
+    }
+}

@@ -1,0 +1,481 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+/// A scratch pad of managed objects: it fetches them from stores, tracks their changes, and
+/// saves the changes all at once.
+///
+/// Matches Apple's `NSManagedObjectContext`. A context and its objects belong to one queue: a
+/// private serial queue (`.privateQueueConcurrencyType`) or the main queue
+/// (`.mainQueueConcurrencyType`). Use them inside `perform`/`performAndWait` (a main-queue
+/// context also directly on the main thread). In debug builds, touching a context or its objects
+/// off its queue traps with a message naming the context and the thread, like Core Data's
+/// concurrency debug flag; set `COREDATA_CONCURRENCY_DEBUG=0` to turn that off.
+open class NSManagedObjectContext: NSObject, @unchecked Sendable {
+    /// Which queue a context's work runs on.
+    public enum ConcurrencyType: UInt, Sendable {
+        /// Deprecated by Apple; treated like a private queue whose owner is any thread.
+        case confinementConcurrencyType = 0
+        /// A private serial queue owned by the context.
+        case privateQueueConcurrencyType = 1
+        /// The main queue.
+        case mainQueueConcurrencyType = 2
+    }
+
+    /// The context's queue kind.
+    public let concurrencyType: ConcurrencyType
+    /// A name for debugging messages.
+    public var name: String?
+    /// The coordinator whose stores the context reads and writes. Set it, or ``parent``, before
+    /// use; a child context reports its root parent's coordinator.
+    public var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        get { parent?.persistentStoreCoordinator ?? ownCoordinator }
+        set {
+            precondition(parent == nil || newValue == nil, "CoreData: a context has either a parent or a persistentStoreCoordinator, not both")
+            ownCoordinator = newValue
+        }
+    }
+
+    private var ownCoordinator: NSPersistentStoreCoordinator?
+
+    /// The parent context: this context's saves go into the parent (not to a store), and its
+    /// fetches and faults see the parent's unsaved changes.
+    ///
+    /// Objects inserted in a child keep their temporary IDs when the parent saves; call
+    /// `obtainPermanentIDs(for:)` before saving the child when you need permanent ones.
+    public var parent: NSManagedObjectContext? {
+        willSet {
+            precondition(newValue !== self, "CoreData: a context cannot be its own parent")
+            precondition(ownCoordinator == nil || newValue == nil, "CoreData: a context has either a parent or a persistentStoreCoordinator, not both")
+        }
+    }
+    /// How conflicts at save are resolved; ``NSErrorMergePolicy`` (fail) by default.
+    public var mergePolicy: Any = NSMergePolicy.error
+    /// Whether faults whose rows were deleted by someone else read as empty instead of trapping.
+    public var shouldDeleteInaccessibleFaults = true
+    /// Whether the context keeps a strong reference to its objects (it always does here).
+    public var retainsRegisteredObjects = true
+    /// Whether changes saved by other contexts of the same coordinator are merged in
+    /// automatically (asynchronously, on this context's queue), as Apple's does.
+    public var automaticallyMergesChangesFromParent = false {
+        didSet { updateAutomaticMerging() }
+    }
+
+    var mergeObserver: NSObjectProtocol?
+    /// Kept for source compatibility: staleness of fetched data is not cached here.
+    public var stalenessInterval: TimeInterval = -1
+    /// A label stored with saved transactions (persistent history).
+    public var transactionAuthor: String?
+
+    let queue: DispatchQueue
+    /// Whoever runs the context's work holds this lock and is recorded as its owner thread, so
+    /// that "am I on this context's queue?" has an exact answer even when libdispatch runs a
+    /// synchronous block on the caller's thread.
+    private let executionLock = NSRecursiveLock()
+    private let ownerLock = NSLock()
+    private var ownerThread: pthread_t?
+    private var ownerDepth = 0
+
+    /// Objects by ID. The context keeps its objects alive until `reset()` or their deletion is saved.
+    var registered: [NSManagedObjectID: NSManagedObject] = [:]
+    /// Unsaved inserts, updates and deletes, in the order they happened.
+    var pendingInserted: [ObjectIdentifier: NSManagedObject] = [:]
+    var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
+    var pendingDeleted: [ObjectIdentifier: NSManagedObject] = [:]
+
+    /// Creates a context with its queue.
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        switch concurrencyType {
+        case .mainQueueConcurrencyType:
+            queue = DispatchQueue.main
+        case .privateQueueConcurrencyType, .confinementConcurrencyType:
+            queue = DispatchQueue(label: "CoreData.NSManagedObjectContext")
+        }
+        super.init()
+    }
+
+    deinit {
+        if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
+    }
+
+    /// The model of the coordinator this context (or its parent) uses.
+    var parentModel: NSManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
+
+    // MARK: Queues
+
+    private var holdsExecution: Bool {
+        ownerLock.lock()
+        defer { ownerLock.unlock() }
+        guard let ownerThread else { return false }
+        return pthread_equal(ownerThread, pthread_self()) != 0
+    }
+
+    private var isOnQueue: Bool {
+        switch concurrencyType {
+        case .mainQueueConcurrencyType: return Thread.isMainThread || holdsExecution
+        case .privateQueueConcurrencyType: return holdsExecution
+        case .confinementConcurrencyType: return true
+        }
+    }
+
+    /// Runs `body` as the context's one worker.
+    private func withExecution<T>(_ body: () throws -> T) rethrows -> T {
+        executionLock.lock()
+        ownerLock.lock()
+        if ownerDepth == 0 { ownerThread = pthread_self() }
+        ownerDepth += 1
+        ownerLock.unlock()
+        defer {
+            ownerLock.lock()
+            ownerDepth -= 1
+            if ownerDepth == 0 { ownerThread = nil }
+            ownerLock.unlock()
+            executionLock.unlock()
+        }
+        return try body()
+    }
+
+    /// Runs `block` on the context's queue and returns at once.
+    open func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async { self.withExecution(block) }
+    }
+
+    /// Runs `block` on the context's queue and waits for it; re-entrant.
+    ///
+    /// The block runs after blocks already queued with `perform`, on the calling thread when the
+    /// queue is free (libdispatch's synchronous dispatch), so a child context's `performAndWait`
+    /// can call into a main-queue parent from the main thread.
+    open func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if isOnQueue { return try withExecution(block) }
+        // The block runs while this thread waits, so handing it to the queue is safe.
+        return try withoutActuallyEscaping(block) { escapable in
+            nonisolated(unsafe) let work = escapable
+            return try queue.sync { try self.withExecution(work) }
+        }
+    }
+
+    /// Runs `block` on the context's queue and returns its result.
+    public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do {
+                    continuation.resume(returning: try self.withExecution(block))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Runs a non-throwing `block` on the context's queue and returns its result.
+    public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: self.withExecution(block)) }
+        }
+    }
+
+    /// When an `async` `perform` starts its block (Apple's; both run it as soon as the queue is free).
+    public enum ScheduledTaskType: Sendable {
+        case immediate
+        case enqueued
+    }
+
+    static let concurrencyDebug: Bool = {
+        #if DEBUG
+        return ProcessInfo.processInfo.environment["COREDATA_CONCURRENCY_DEBUG"] != "0"
+        #else
+        return ProcessInfo.processInfo.environment["COREDATA_CONCURRENCY_DEBUG"] == "1"
+        #endif
+    }()
+
+    /// Traps when the context is used off its queue (debug builds).
+    func assertOnQueue(touching object: NSManagedObject? = nil) {
+        guard Self.concurrencyDebug, !isOnQueue else { return }
+        let what = object.map { "object \($0.objectID) of context" } ?? "context"
+        preconditionFailure(
+            "CoreData concurrency violation: \(what) '\(name ?? String(describing: ObjectIdentifier(self)))' "
+                + "(\(concurrencyType == .mainQueueConcurrencyType ? "main queue" : "private queue")) was used on thread "
+                + "\(Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? (Thread.isMainThread ? "main" : "\(Thread.current)")); "
+                + "use perform or performAndWait")
+    }
+
+    // MARK: Registered objects
+
+    /// Whether the context has unsaved inserts, updates or deletes.
+    public var hasChanges: Bool { !pendingInserted.isEmpty || !pendingUpdated.isEmpty || !pendingDeleted.isEmpty }
+
+    /// Objects inserted and not yet saved.
+    public var insertedObjects: Set<NSManagedObject> { Set(pendingInserted.values) }
+    /// Objects changed and not yet saved (not counting inserted or deleted ones).
+    public var updatedObjects: Set<NSManagedObject> { Set(pendingUpdated.values.filter { $0.hasChanges }) }
+    /// Objects deleted and not yet saved.
+    public var deletedObjects: Set<NSManagedObject> { Set(pendingDeleted.values) }
+    /// Every object the context holds.
+    public var registeredObjects: Set<NSManagedObject> { Set(registered.values) }
+
+    /// Inserts a new object; it is saved with the next `save()`.
+    open func insert(_ object: NSManagedObject) {
+        assertOnQueue()
+        if let owner = object.managedObjectContext, owner !== self {
+            preconditionFailure("CoreData: an NSManagedObject can be in only one context: \(object.objectID) is in another context")
+        }
+        guard pendingInserted[ObjectIdentifier(object)] == nil else { return }
+        if object.isDeleted {
+            // Re-inserting an object deleted in this context undoes the delete.
+            object.lifecycle.isDeleted = false
+            pendingDeleted[ObjectIdentifier(object)] = nil
+            return
+        }
+        object.managedObjectContext = self
+        object.lifecycle.isInserted = true
+        registered[object.objectID] = object
+        pendingInserted[ObjectIdentifier(object)] = object
+        object.awakeFromInsert()
+        noteObjectsChanged(inserted: [object])
+    }
+
+    /// Marks an object deleted; its delete rules run and the delete is saved with the next `save()`.
+    open func delete(_ object: NSManagedObject) {
+        assertOnQueue()
+        guard object.managedObjectContext === self else {
+            preconditionFailure("CoreData: can't delete \(object.objectID): it belongs to a different context")
+        }
+        guard !object.isDeleted else { return }
+        if object.isInserted {
+            // An object inserted and deleted before any save simply disappears.
+            object.prepareForDeletion()
+            applyDeleteRules(object)
+            object.lifecycle.isInserted = false
+            pendingInserted[ObjectIdentifier(object)] = nil
+            registered[object.objectID] = nil
+            noteObjectsChanged(deleted: [object])
+            return
+        }
+        object.fireFaultIfNeeded()
+        object.lifecycle.isDeleted = true
+        pendingDeleted[ObjectIdentifier(object)] = object
+        pendingUpdated[ObjectIdentifier(object)] = nil
+        object.prepareForDeletion()
+        applyDeleteRules(object)
+        noteObjectsChanged(deleted: [object])
+    }
+
+    /// Called by objects when a property changes.
+    func objectDidChange(_ object: NSManagedObject) {
+        guard !object.isInserted, !object.isDeleted else { return }
+        if pendingUpdated.updateValue(object, forKey: ObjectIdentifier(object)) == nil {
+            noteObjectsChanged(updated: [object])
+        }
+    }
+
+    /// The object with an ID: the registered one, or a fault for it. Never `nil`; a fault whose
+    /// row does not exist traps (or reads empty with ``shouldDeleteInaccessibleFaults``) when used.
+    open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        assertOnQueue()
+        if let object = registered[objectID] { return object }
+        let object = makeObject(for: objectID, row: nil)
+        return object
+    }
+
+    /// The object with an ID, read from its store if needed.
+    ///
+    /// - Throws: `NSManagedObjectReferentialIntegrityError` (133000) when no such object exists.
+    open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        assertOnQueue()
+        if let object = registered[objectID] {
+            if object.isFault { fulfillFault(object) }
+            return object
+        }
+        if parent != nil {
+            guard let snapshot = snapshotFromParent(objectID) else {
+                throw coreDataError(NSManagedObjectReferentialIntegrityError, "no object with ID \(objectID) exists in the parent context")
+            }
+            let object = makeObject(for: objectID, row: nil)
+            object.fill(fromParent: snapshot)
+            object.awakeFromFetch()
+            return object
+        }
+        guard let storeID = objectID.storeObjectID, let store = objectID.persistentStore,
+              let row = try mapStoreError({ () throws(StoreError) -> StoreRow? in try store.engine.row(for: storeID) })
+        else {
+            throw coreDataError(NSManagedObjectReferentialIntegrityError, "no object with ID \(objectID) exists in the store")
+        }
+        return makeObject(for: objectID, row: row)
+    }
+
+    /// The registered object with an ID, or `nil`; never reads a store.
+    open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
+        registered[objectID]
+    }
+
+    /// The object for a store row ID, registered as a fault if new.
+    func object(forStoreID id: StoreObjectID) -> NSManagedObject? {
+        guard let coordinator = persistentStoreCoordinator,
+              let entity = coordinator.managedObjectModel.entitiesByName[id.entityName],
+              let store = coordinator.store(for: entity)
+        else { return nil }
+        let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
+        return registered[objectID] ?? makeObject(for: objectID, row: nil)
+    }
+
+    /// Registers an object for an ID: filled from `row`, or a fault when `row` is `nil`.
+    func makeObject(for objectID: NSManagedObjectID, row: StoreRow?) -> NSManagedObject {
+        let type = EntityClassRegistry.objectClass(for: objectID.entity)
+        // The required initializer is the only one a metatype can call; with no context it
+        // neither inserts nor calls awakeFromInsert, and the defaults it sets are replaced below.
+        let object = type.init(entity: objectID.entity, insertInto: nil)
+        object.objectID = objectID
+        object.managedObjectContext = self
+        object.attributeValues = [:]
+        registered[objectID] = object
+        if let row {
+            object.fill(from: row)
+            object.awakeFromFetch()
+        } else {
+            object.isFaultState = true
+        }
+        return object
+    }
+
+    /// Reads a fault's row from its store.
+    func fulfillFault(_ object: NSManagedObject) {
+        guard object.isFaultState else { return }
+        object.isFaultState = false
+        if parent != nil {
+            if let snapshot = snapshotFromParent(object.objectID) {
+                object.fill(fromParent: snapshot)
+                object.awakeFromFetch()
+            } else {
+                guard shouldDeleteInaccessibleFaults else {
+                    preconditionFailure("CoreData could not fulfill a fault for '\(object.objectID)': the parent context does not have the object")
+                }
+                object.attributeValues = [:]
+                object.materialisedRelationships = Set(object.entity.relationshipsByName.keys)
+            }
+            return
+        }
+        if let row = object.prefetchedRow {
+            object.prefetchedRow = nil
+            object.fill(from: row)
+            object.awakeFromFetch()
+            return
+        }
+        guard let storeID = object.objectID.storeObjectID, let store = object.objectID.persistentStore,
+              let row = try? store.engine.row(for: storeID)
+        else {
+            guard shouldDeleteInaccessibleFaults else {
+                preconditionFailure("CoreData could not fulfill a fault for '\(object.objectID)': the object was deleted from the store")
+            }
+            // Apple's behaviour with shouldDeleteInaccessibleFaults: the object reads as empty.
+            object.attributeValues = [:]
+            object.materialisedRelationships = Set(object.entity.relationshipsByName.keys)
+            return
+        }
+        object.fill(from: row)
+        object.awakeFromFetch()
+    }
+
+    /// Forgets every object and unsaved change. Objects handed out before must not be used.
+    open func reset() {
+        assertOnQueue()
+        for object in registered.values { object.managedObjectContext = nil }
+        registered = [:]
+        pendingInserted = [:]
+        pendingUpdated = [:]
+        pendingDeleted = [:]
+    }
+
+    /// Throws away unsaved changes: inserted objects leave, deleted ones come back, changed
+    /// ones read their saved values again.
+    open func rollback() {
+        assertOnQueue()
+        for object in pendingInserted.values {
+            object.lifecycle.isInserted = false
+            registered[object.objectID] = nil
+            object.managedObjectContext = nil
+        }
+        for object in Array(pendingUpdated.values) + Array(pendingDeleted.values) {
+            object.lifecycle.isDeleted = false
+            object.revertToCommitted()
+        }
+        // Objects changed only as inverses of rolled-back inserts revert too.
+        for object in registered.values where !object.changedKeys.isEmpty { object.revertToCommitted() }
+        pendingInserted = [:]
+        pendingUpdated = [:]
+        pendingDeleted = [:]
+    }
+
+    /// Turns an object back into a fault (dropping unsaved changes unless `flag`), or re-reads it.
+    open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        assertOnQueue()
+        guard !object.isInserted else { return }
+        if flag && object.hasChanges {
+            // Keep local changes; re-read everything else.
+            let changes = object.changedValues()
+            fulfillAgain(object)
+            for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+            return
+        }
+        pendingUpdated[ObjectIdentifier(object)] = nil
+        object.willTurnIntoFault()
+        object.turnIntoFault()
+        object.didTurnIntoFault()
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes.
+    open func refreshAllObjects() {
+        for object in registered.values where !object.isInserted && !object.hasChanges {
+            refresh(object, mergeChanges: false)
+        }
+    }
+
+    private func fulfillAgain(_ object: NSManagedObject) {
+        object.turnIntoFault()
+        fulfillFault(object)
+    }
+}
+
+extension NSManagedObject {
+    /// Sets the object's committed state and current values from a stored row.
+    func fill(from row: StoreRow) {
+        committedRow = row
+        isFaultState = false
+        changedKeys = []
+        attributeValues = [:]
+        toOneValues = [:]
+        toManyValues = [:]
+        materialisedRelationships = []
+        for (name, attribute) in entity.attributesByName where !attribute.isTransient {
+            let stored = row[name].attributeValue(as: attribute.attributeType)
+            if attribute.attributeType == .transformableAttributeType, let data = stored as? Data,
+               let transformerName = attribute.valueTransformerName ?? (attribute.attributeValueClassName == nil ? nil : "NSSecureUnarchiveFromData"),
+               let transformer = ValueTransformer.valueTransformer(forName: NSValueTransformerName(rawValue: transformerName)) {
+                attributeValues[name] = transformer.reverseTransformedValue(data)
+            } else {
+                attributeValues[name] = stored
+            }
+        }
+    }
+
+    func revertToCommitted() {
+        changedKeys = []
+        if let row = committedRow {
+            fill(from: row)
+        } else {
+            attributeValues = [:]
+            toOneValues = [:]
+            toManyValues = [:]
+        }
+    }
+
+    func turnIntoFault() {
+        changedKeys = []
+        attributeValues = [:]
+        toOneValues = [:]
+        toManyValues = [:]
+        materialisedRelationships = []
+        isFaultState = objectID.storeObjectID != nil || managedObjectContext?.parent != nil
+        parentRelationships = nil
+    }
+}

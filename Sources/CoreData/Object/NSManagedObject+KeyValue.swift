@@ -1,0 +1,200 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+extension NSManagedObject {
+    // Implements the overridable `value` declared on the class.
+    func kvcValue(forKey key: String) -> Any? {
+        switch key {
+        case "objectID": return objectID
+        case "entity": return entity
+        case "self": return self
+        default: break
+        }
+        guard let property = entity.propertiesByName[key] else {
+            preconditionFailure("CoreData: [<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\"")
+        }
+        context_checkAccess()
+        fireFaultIfNeeded()
+        return currentValue(of: property)
+    }
+
+    // Implements the overridable `setValue` declared on the class.
+    func kvcSetValue(_ value: Any?, forKey key: String) {
+        guard let property = entity.propertiesByName[key] else {
+            preconditionFailure("CoreData: [<\(type(of: self)) \(objectID)> setValue:forUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\"")
+        }
+        context_checkAccess()
+        fireFaultIfNeeded()
+        switch property {
+        case let relationship as NSRelationshipDescription:
+            if relationship.isToMany {
+                setToMany(relationship, to: Self.objects(in: value, key: key))
+            } else {
+                guard value == nil || value is NSManagedObject else {
+                    preconditionFailure("CoreData: '\(key)' of \(entity.name ?? "?") is a to-one relationship; it takes an NSManagedObject or nil, not \(type(of: value as Any))")
+                }
+                setToOne(relationship, to: value as? NSManagedObject)
+            }
+        default:
+            attributeValues[key] = value
+            noteChange(key)
+        }
+    }
+
+    // Implements the overridable `value` declared on the class.
+    func kvcValue(forKeyPath keyPath: String) -> Any? {
+        var current: [Any] = [self]
+        var collection = false
+        for key in keyPath.split(separator: ".").map(String.init) {
+            var next: [Any] = []
+            for item in current {
+                guard let object = item as? NSManagedObject, let value = object.value(forKey: key) else { continue }
+                if let many = value as? Set<NSManagedObject> {
+                    next.append(contentsOf: Array(many))
+                    collection = true
+                } else if let ordered = value as? NSOrderedSet {
+                    next.append(contentsOf: ordered.array)
+                    collection = true
+                } else {
+                    next.append(value)
+                }
+            }
+            current = next
+        }
+        return collection ? current : current.first
+    }
+
+    // Implements the overridable `primitiveValue` declared on the class.
+    func kvcPrimitiveValue(forKey key: String) -> Any? {
+        guard let property = entity.propertiesByName[key] else { return nil }
+        fireFaultIfNeeded()
+        return currentValue(of: property)
+    }
+
+    // Implements the overridable `setPrimitiveValue` declared on the class.
+    func kvcSetPrimitiveValue(_ value: Any?, forKey key: String) {
+        guard let property = entity.propertiesByName[key] else { return }
+        fireFaultIfNeeded()
+        if let relationship = property as? NSRelationshipDescription {
+            materialise(relationship)
+            if relationship.isToMany {
+                toManyValues[key] = Self.objects(in: value, key: key)
+            } else {
+                toOneValues[key] = value as? NSManagedObject
+            }
+        } else {
+            attributeValues[key] = value
+        }
+        noteChange(key)
+    }
+
+    /// The changed properties and their new values since the last save or fetch.
+    public func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for key in changedKeys {
+            guard let property = entity.propertiesByName[key] else { continue }
+            result[key] = currentValue(of: property) ?? NSNull()
+        }
+        return result
+    }
+
+    /// The last saved values of `keys` (all properties for `nil`); `NSNull` for nil values.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        guard let row = committedRow else { return [:] }
+        var result: [String: Any] = [:]
+        for key in keys ?? entity.propertiesByName.keys.sorted() {
+            guard let property = entity.propertiesByName[key], !property.isTransient else { continue }
+            result[key] = storedValue(row[key], of: property) ?? NSNull()
+        }
+        return result
+    }
+
+    /// Like ``changedValues()``, restricted to what changed since the context last merged.
+    public func changedValuesForCurrentEvent() -> [String: Any] { changedValues() }
+
+    // MARK: Internals
+
+    func currentValue(of property: NSPropertyDescription) -> Any? {
+        switch property {
+        case let relationship as NSRelationshipDescription:
+            materialise(relationship)
+            if relationship.isToMany {
+                let objects = toManyValues[relationship.name] ?? []
+                return relationship.isOrdered ? NSOrderedSet(array: objects) as Any : Set(objects) as Any
+            }
+            return toOneValues[relationship.name]
+        default:
+            return attributeValues[property.name]
+        }
+    }
+
+    /// A stored value as the object graph shows it.
+    func storedValue(_ value: StoreValue, of property: NSPropertyDescription) -> Any? {
+        switch property {
+        case let attribute as NSAttributeDescription:
+            return value.attributeValue(as: attribute.attributeType)
+        case let relationship as NSRelationshipDescription:
+            guard let context = managedObjectContext else { return nil }
+            switch value {
+            case .reference(let id): return context.object(forStoreID: id)
+            case .references(let ids):
+                let objects = ids.compactMap { context.object(forStoreID: $0) }
+                return relationship.isOrdered ? NSOrderedSet(array: objects) as Any : Set(objects) as Any
+            default: return relationship.isToMany ? (relationship.isOrdered ? NSOrderedSet() as Any : Set<NSManagedObject>() as Any) : nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// Turns a relationship's stored destination IDs into objects the first time it is used.
+    func materialise(_ relationship: NSRelationshipDescription) {
+        guard !materialisedRelationships.contains(relationship.name) else { return }
+        materialisedRelationships.insert(relationship.name)
+        if let fromParent = parentRelationships?[relationship.name], let context = managedObjectContext {
+            let objects = fromParent.map { context.object(with: $0) }
+            if relationship.isToMany { toManyValues[relationship.name] = objects } else { toOneValues[relationship.name] = objects.first }
+            return
+        }
+        guard let row = committedRow, let context = managedObjectContext else { return }
+        switch row[relationship.name] {
+        case .reference(let id):
+            if let object = context.object(forStoreID: id) { toOneValues[relationship.name] = object }
+        case .references(let ids):
+            toManyValues[relationship.name] = ids.compactMap { context.object(forStoreID: $0) }
+        default:
+            break
+        }
+    }
+
+    func noteChange(_ key: String) {
+        changedKeys.insert(key)
+        managedObjectContext?.objectDidChange(self)
+    }
+
+    func fireFaultIfNeeded() {
+        guard isFaultState, let context = managedObjectContext else { return }
+        context.fulfillFault(self)
+    }
+
+    func context_checkAccess() {
+        managedObjectContext?.assertOnQueue(touching: self)
+    }
+
+    static func objects(in value: Any?, key: String) -> [NSManagedObject] {
+        guard let value else { return [] }
+        var objects: [NSManagedObject] = []
+        switch value {
+        case let set as Set<NSManagedObject>: objects = Array(set)
+        case let array as [NSManagedObject]: objects = array
+        case let ordered as NSOrderedSet: objects = ordered.array.compactMap { $0 as? NSManagedObject }
+        case let set as NSSet: objects = set.allObjects.compactMap { $0 as? NSManagedObject }
+        case let array as [Any]: objects = array.compactMap { $0 as? NSManagedObject }
+        default:
+            preconditionFailure("CoreData: '\(key)' is a to-many relationship; it takes a set or array of NSManagedObject, not \(type(of: value))")
+        }
+        var seen = Set<ObjectIdentifier>()
+        return objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+}

@@ -1,0 +1,221 @@
+import CoreDataModel
+import CoreDataPredicate
+import CoreDataStorage
+import Foundation
+
+/// An object of an entity, living in a context: its values, its relationships, and what changed
+/// since it was last saved.
+///
+/// Matches Apple's `NSManagedObject`. Create one with `init(entity:insertInto:)`,
+/// `init(context:)` (for a subclass whose entity the model names) or
+/// `NSEntityDescription.insertNewObject(forEntityName:into:)`; a bare `init()` traps, as Apple's
+/// "Failed to call designated initializer on NSManagedObject class" does.
+///
+/// Threading: an object belongs to its context's queue; use it only inside the context's
+/// `perform`/`performAndWait` (or on the main thread for a main-queue context). Pass
+/// `objectID`s between threads instead.
+open class NSManagedObject: NSObject, KeyValueReadable {
+    /// The object's entity.
+    public let entity: NSEntityDescription
+
+    /// The object's ID: temporary until the object is saved, permanent after.
+    public internal(set) var objectID: NSManagedObjectID
+
+    /// The context the object lives in; `nil` once the context is gone or the object was
+    /// removed from it.
+    public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+
+    // MARK: State (touched only on the context's queue)
+
+    /// Current attribute values by name; a missing name is `nil`.
+    var attributeValues: [String: Any] = [:]
+    /// Current to-one destinations by relationship name, once materialised.
+    var toOneValues: [String: NSManagedObject] = [:]
+    /// Current to-many destinations by relationship name, in order, without duplicates.
+    var toManyValues: [String: [NSManagedObject]] = [:]
+    /// Relationships whose destinations have been turned from IDs into objects.
+    var materialisedRelationships: Set<String> = []
+    /// The row as last read from or saved to the store; `nil` for an unsaved object.
+    var committedRow: StoreRow?
+    /// Keys changed since the last save or fetch.
+    var changedKeys: Set<String> = []
+    /// Whether the values still have to be read from the store.
+    var isFaultState = false
+    /// The row a fetch already read for this fault, so that firing it needs no store read.
+    var prefetchedRow: StoreRow?
+    /// In a child context: the destinations the parent context had, by relationship name.
+    var parentRelationships: [String: [NSManagedObjectID]]?
+    /// Set while the context inserts, deletes or saves the object.
+    var lifecycle = Lifecycle()
+
+    struct Lifecycle {
+        var isInserted = false
+        var isDeleted = false
+    }
+
+    /// Creates an object of `entity` and inserts it into `context` (if given).
+    ///
+    /// The entity's default values are set, then `awakeFromInsert()` runs.
+    public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        self.entity = entity
+        self.objectID = NSManagedObjectID(temporaryFor: entity)
+        super.init()
+        for (name, attribute) in entity.attributesByName {
+            if let value = attribute.defaultValue { attributeValues[name] = value }
+        }
+        if let context {
+            context.insert(self)
+        }
+    }
+
+    /// Creates an object of the subclass's entity in `context`.
+    ///
+    /// The entity is the one whose class name (`representedClassName`) names this class in the
+    /// context's model; a class the model does not name traps with a message saying so.
+    public convenience init(context: NSManagedObjectContext) {
+        guard let model = context.persistentStoreCoordinator?.managedObjectModel ?? context.parentModel else {
+            preconditionFailure("CoreData: \(Self.self)(context:) needs a context connected to a coordinator")
+        }
+        guard let entity = EntityClassRegistry.entity(for: Self.self, in: model) else {
+            preconditionFailure("CoreData: the model has no entity whose class is \(Self.self); set the entity's class name (representedClassName) to '\(Self.self)'")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    /// Apple's objects cannot be made without an entity; neither can these.
+    public override init() {
+        preconditionFailure("CoreData: Failed to call designated initializer on NSManagedObject class '\(type(of: self))': use init(entity:insertInto:) or init(context:)")
+    }
+
+    /// The entity of this class in the model of the most recently created coordinator that names it.
+    open class func entity() -> NSEntityDescription {
+        guard let entity = EntityClassRegistry.entityInAnyModel(for: self) else {
+            preconditionFailure("CoreData: no loaded model has an entity whose class is \(self); create a container or coordinator for the model first")
+        }
+        return entity
+    }
+
+    /// A fetch request for this class's entity.
+    open class func fetchRequest() -> NSFetchRequest<NSFetchRequestResult> {
+        NSFetchRequest<NSFetchRequestResult>(entityName: entity().name ?? "")
+    }
+
+    // MARK: Lifecycle hooks (override points, as Apple's)
+
+    /// Called once, after the object is first inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called after the object's values are read from a store.
+    open func awakeFromFetch() {}
+    /// Called before the object is saved; changes made here are saved too.
+    open func willSave() {}
+    /// Called after the object was saved.
+    open func didSave() {}
+    /// Called before the object is deleted (before delete rules run).
+    open func prepareForDeletion() {}
+    /// Called before the object turns into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object turned into a fault.
+    open func didTurnIntoFault() {}
+
+    // MARK: Key-value access (declared here so that subclasses can override them)
+
+    /// The value of a property: an attribute's Swift value, a to-one relationship's object, a
+    /// to-many relationship's objects as `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
+    ///
+    /// Reading fires the fault if the object is one. A key that is neither a property of the
+    /// entity nor `objectID`/`entity`/`self` traps, as Apple's `valueForUndefinedKey:` raises.
+    open func value(forKey key: String) -> Any? { kvcValue(forKey: key) }
+
+    /// Sets a property, keeping the inverse relationship in step and recording the change.
+    ///
+    /// A to-many relationship takes any collection of objects (`Set`, `Array`, `NSSet`,
+    /// `NSOrderedSet`). Types are checked when the context saves (validation), as on Apple.
+    open func setValue(_ value: Any?, forKey key: String) { kvcSetValue(value, forKey: key) }
+
+    /// The value at a dotted key path (`"author.name"`); through to-many relationships, the values
+    /// of all destinations.
+    open func value(forKeyPath keyPath: String) -> Any? { kvcValue(forKeyPath: keyPath) }
+
+    /// Sets the value at a dotted key path; the last key is set on the object the rest leads to.
+    open func setValue(_ value: Any?, forKeyPath keyPath: String) {
+        var parts = keyPath.split(separator: ".").map(String.init)
+        guard let last = parts.popLast() else { return }
+        let target = parts.isEmpty ? self : kvcValue(forKeyPath: parts.joined(separator: ".")) as? NSManagedObject
+        target?.setValue(value, forKey: last)
+    }
+
+    /// The stored value of a property, without change notifications.
+    open func primitiveValue(forKey key: String) -> Any? { kvcPrimitiveValue(forKey: key) }
+
+    /// Sets the stored value of a property without maintaining the inverse relationship.
+    open func setPrimitiveValue(_ value: Any?, forKey key: String) { kvcSetPrimitiveValue(value, forKey: key) }
+
+    /// Kept for source compatibility; change tracking here does not need the calls.
+    open func willAccessValue(forKey key: String?) {}
+    /// Kept for source compatibility.
+    open func didAccessValue(forKey key: String?) {}
+    /// Kept for source compatibility.
+    open func willChangeValue(forKey key: String) {}
+    /// Kept for source compatibility.
+    open func didChangeValue(forKey key: String) {}
+
+    // MARK: Validation (override points)
+
+    /// Checks the object before its insert is saved: required values, the model's rules,
+    /// relationship counts. Throws an `NSError` with Apple's validation code, or
+    /// `NSValidationMultipleErrorsError` (1560) with the individual errors under `NSDetailedErrorsKey`.
+    /// Overrides should call `super`.
+    open func validateForInsert() throws { try modelValidationForInsertOrUpdate() }
+
+    /// Checks the object before its changes are saved (the same rules as an insert).
+    open func validateForUpdate() throws { try modelValidationForInsertOrUpdate() }
+
+    /// Checks that the object may be deleted: a deny rule refuses while its relationship still
+    /// holds objects (`NSValidationRelationshipDeniedDeleteError`, 1600).
+    open func validateForDelete() throws { try modelValidationForDelete() }
+
+    /// Checks one value for one key against the model's rules (Apple's per-key validation; the
+    /// value is passed in and out through the pointer). Linux has no
+    /// `AutoreleasingUnsafeMutablePointer`; callers' `&value` converts to this pointer unchanged.
+    open func validateValue(_ value: UnsafeMutablePointer<AnyObject?>, forKey key: String) throws {
+        try modelValidation(value: value.pointee, forKey: key)
+    }
+
+    // MARK: State queries
+
+    /// Whether the object was inserted and not yet saved.
+    public var isInserted: Bool { lifecycle.isInserted }
+    /// Whether the object was deleted and the delete not yet saved.
+    public var isDeleted: Bool { lifecycle.isDeleted }
+    /// Whether the object has unsaved changes to stored properties.
+    public var isUpdated: Bool { !lifecycle.isInserted && !lifecycle.isDeleted && !changedKeys.isEmpty }
+    /// Whether the object was inserted, updated or deleted and not yet saved.
+    public var hasChanges: Bool { lifecycle.isInserted || lifecycle.isDeleted || !changedKeys.isEmpty }
+    /// Whether the object has unsaved changes to non-transient properties.
+    public var hasPersistentChangedValues: Bool {
+        changedKeys.contains { entity.propertiesByName[$0]?.isTransient == false }
+    }
+    /// Whether the object's values have not been read from the store yet.
+    public var isFault: Bool { isFaultState }
+
+    open override var description: String {
+        let values = isFaultState ? "<fault>" : "{" + entity.attributesByName.keys.sorted().map { "\($0) = \(attributeValues[$0].map { "\($0)" } ?? "nil")" }.joined(separator: "; ") + "}"
+        return "<\(type(of: self)): entity \(entity.name ?? "?"); id \(objectID); data \(values)>"
+    }
+}
+
+extension NSManagedObject: PredicateIdentifiable {
+    /// Objects compare in predicates by their ID, so that a managed object given as an argument
+    /// matches the same object's row in a store.
+    public var predicateIdentity: AnyHashable { objectID.predicateIdentity }
+}
+
+extension NSManagedObjectID: PredicateIdentifiable {
+    /// A permanent ID compares equal to its store row; a temporary ID only to itself.
+    public var predicateIdentity: AnyHashable {
+        switch key {
+        case .permanent(_, let id): return AnyHashable(id)
+        case .temporary(let uuid): return AnyHashable(uuid)
+        }
+    }
+}

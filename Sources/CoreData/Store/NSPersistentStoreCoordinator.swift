@@ -1,0 +1,239 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+/// Connects a model to the stores that hold its objects, and routes each entity to its store.
+///
+/// Matches Apple's `NSPersistentStoreCoordinator`. Creating a coordinator freezes its model.
+/// Threading: every method is safe to call from any thread; the stores list is guarded by a lock.
+open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    /// The coordinator's model, frozen.
+    public let managedObjectModel: NSManagedObjectModel
+
+    private let lock = NSRecursiveLock()
+    private var stores: [NSPersistentStore] = []
+
+    /// Creates a coordinator for a model and freezes the model.
+    ///
+    /// A model that fails its consistency check (an inverse that does not point back, …) is a
+    /// programmer error, as on Apple platforms: this traps with the check's message. Models
+    /// loaded from files are checked when they load.
+    public init(managedObjectModel model: NSManagedObjectModel) {
+        do {
+            try model.freeze()
+        } catch {
+            preconditionFailure("CoreData: NSPersistentStoreCoordinator was given an inconsistent model: \(error)")
+        }
+        self.managedObjectModel = model
+        super.init()
+        EntityClassRegistry.noteModel(model)
+    }
+
+    /// The stores, in the order they were added.
+    public var persistentStores: [NSPersistentStore] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stores
+    }
+
+    /// The store a URL names, if it was added.
+    public func persistentStore(for url: URL) -> NSPersistentStore? {
+        persistentStores.first { $0.url?.standardizedFileURL == url.standardizedFileURL }
+    }
+
+    /// Adds a store.
+    ///
+    /// - Parameters:
+    ///   - storeType: ``NSInMemoryStoreType`` or another registered type. `NSSQLiteStoreType` is
+    ///     not available on Linux and fails with `NSPersistentStoreInvalidTypeError`.
+    ///   - configuration: the model configuration whose entities the store holds; `nil` for all.
+    ///   - storeURL: the store's file; ignored by the in-memory store.
+    /// - Throws: `NSError`s in `NSCocoaErrorDomain`: `NSPersistentStoreInvalidTypeError` (134000)
+    ///   for an unknown type or configuration, `NSPersistentStoreIncompatibleVersionHashError`
+    ///   (134100) when the store was saved with a different model (the message names the
+    ///   entities), `NSPersistentStoreIncompatibleSchemaError` (134020) when a relationship would
+    ///   cross two stores.
+    @discardableResult
+    open func addPersistentStore(
+        ofType storeType: String, configurationName configuration: String?, at storeURL: URL?, options: [AnyHashable: Any]? = nil
+    ) throws -> NSPersistentStore {
+        guard let factory = StoreTypeRegistry.factory(for: storeType) else {
+            let hint = storeType == NSSQLiteStoreType
+                ? "SQLite is not available on Linux; use NSBinaryStoreType for a file store or NSInMemoryStoreType"
+                : "registered types are \(StoreTypeRegistry.registeredTypes.joined(separator: ", "))"
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "unknown store type '\(storeType)': \(hint)")
+        }
+        let configurationName = configuration == "PF_DEFAULT_CONFIGURATION_NAME" || configuration == "Default" ? nil : configuration
+        guard let members = managedObjectModel.entities(forConfigurationName: configurationName) else {
+            throw coreDataError(
+                NSPersistentStoreInvalidTypeError,
+                "the model has no configuration named '\(configurationName ?? "")'; it has \(managedObjectModel.configurations)")
+        }
+        let identifier = UUID().uuidString
+        var fresh = StoreMetadata()
+        fresh[NSStoreTypeKey] = storeType
+        fresh[NSStoreUUIDKey] = identifier
+        fresh[NSStoreModelVersionHashesKey] = Self.hashes(of: members)
+        fresh[NSStoreModelVersionIdentifiersKey] = Array(managedObjectModel.versionIdentifiers.map { "\($0)" })
+        let engine = try factory(managedObjectModel, storeURL, options ?? [:], fresh)
+        let metadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try engine.metadata() }
+        if let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any] {
+            try checkCompatible(recorded: recorded, members: members, url: storeURL)
+        }
+        let storeIdentifier = (metadata[NSStoreUUIDKey] as? String) ?? identifier
+        let store = NSPersistentStore(
+            type: storeType, url: storeURL, configurationName: configurationName, options: options,
+            engine: engine, identifier: storeIdentifier)
+        lock.lock()
+        defer { lock.unlock() }
+        try checkNoCrossStoreRelationships(adding: members)
+        store.persistentStoreCoordinator = self
+        stores.append(store)
+        return store
+    }
+
+    /// Adds a store described by `description`, calling `completionHandler` when done (at once,
+    /// or on a background queue when `shouldAddStoreAsynchronously` is set).
+    open func addPersistentStore(
+        with description: NSPersistentStoreDescription, completionHandler: @escaping (NSPersistentStoreDescription, Error?) -> Void
+    ) {
+        let add = {
+            do {
+                var options = description.options
+                if description.isReadOnly { options[NSReadOnlyPersistentStoreOption] = true }
+                try self.addPersistentStore(
+                    ofType: description.type, configurationName: description.configuration, at: description.url,
+                    options: options)
+                completionHandler(description, nil)
+            } catch {
+                completionHandler(description, error)
+            }
+        }
+        if description.shouldAddStoreAsynchronously {
+            nonisolated(unsafe) let work = add
+            DispatchQueue.global().async { work() }
+        } else {
+            add()
+        }
+    }
+
+    /// Removes a store; its objects can no longer be fetched or saved.
+    open func remove(_ store: NSPersistentStore) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let index = stores.firstIndex(where: { $0 === store }) else {
+            throw coreDataError(NSPersistentStoreOperationError, "the store \(store.identifier) is not in this coordinator")
+        }
+        stores.remove(at: index)
+        store.persistentStoreCoordinator = nil
+        try mapStoreError { () throws(StoreError) in try store.engine.close() }
+    }
+
+    /// Removes the store at `url` from this coordinator if it was added, and deletes its files.
+    /// An in-memory store has no files.
+    open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+        if let store = persistentStore(for: url) { try remove(store) }
+        guard storeType != NSInMemoryStoreType else { return }
+        if FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.removeItem(at: url)
+        }
+    }
+
+    /// The metadata of a store of this coordinator.
+    open func metadata(for store: NSPersistentStore) -> [String: Any] { store.metadata ?? [:] }
+
+    /// Replaces the metadata of a store; saved with the store's next save.
+    open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        store.metadata = metadata ?? [:]
+    }
+
+    /// The ID a URI from `NSManagedObjectID.uriRepresentation()` names, or `nil` when the URI
+    /// names no store of this coordinator or no entity of its model. Temporary IDs have no URI
+    /// that outlives their object, so they give `nil`.
+    open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, let entity = managedObjectModel.entitiesByName[parts[0]],
+              parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()), key > 0,
+              let store = persistentStores.first(where: { $0.identifier == host })
+        else { return nil }
+        return NSManagedObjectID(entity: entity, store: store, storeID: StoreObjectID(entityName: parts[0], primaryKey: key))
+    }
+
+    /// The store types that can be opened, by name.
+    open class var registeredStoreTypes: [String] { StoreTypeRegistry.registeredTypes }
+
+    // MARK: Routing
+
+    /// The store that holds objects of `entity`: the first added store whose configuration
+    /// includes it.
+    func store(for entity: NSEntityDescription) -> NSPersistentStore? {
+        persistentStores.first { store in
+            let configuration = store.configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : store.configurationName
+            return managedObjectModel.entities(forConfigurationName: configuration)?.contains { $0 === entity } ?? false
+        }
+    }
+
+    private static func hashes(of entities: [NSEntityDescription]) -> [String: Data] {
+        var hashes: [String: Data] = [:]
+        for entity in entities { if let name = entity.name { hashes[name] = entity.versionHash } }
+        return hashes
+    }
+
+    private func checkCompatible(recorded: [String: Any], members: [NSEntityDescription], url: URL?) throws {
+        let expected = Self.hashes(of: members)
+        var differing: [String] = []
+        for (name, hash) in expected where (recorded[name] as? Data) != hash { differing.append(name) }
+        for name in recorded.keys where expected[name] == nil { differing.append(name) }
+        guard differing.isEmpty else {
+            let names = differing.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw coreDataError(
+                NSPersistentStoreIncompatibleVersionHashError,
+                "the model used to open the store is incompatible with the one used to create it: entities \(names) differ"
+                    + (url.map { " (store at \($0.path))" } ?? ""),
+                ["entities": differing.sorted()])
+        }
+    }
+
+    private func checkNoCrossStoreRelationships(adding members: [NSEntityDescription]) throws {
+        let existing = stores.flatMap { store -> [NSEntityDescription] in
+            let configuration = store.configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : store.configurationName
+            return managedObjectModel.entities(forConfigurationName: configuration) ?? []
+        }
+        let memberIDs = Set(members.map(ObjectIdentifier.init))
+        let existingIDs = Set(existing.map(ObjectIdentifier.init))
+        for entity in members where !existingIDs.contains(ObjectIdentifier(entity)) {
+            for relationship in entity.relationshipsByName.values.sorted(by: { $0.name < $1.name }) {
+                guard let destination = relationship.destinationEntity else { continue }
+                let here = memberIDs.contains(ObjectIdentifier(destination))
+                let elsewhere = existingIDs.contains(ObjectIdentifier(destination))
+                if !here && elsewhere {
+                    throw coreDataError(
+                        NSPersistentStoreIncompatibleSchemaError,
+                        "relationship '\(entity.name ?? "").\(relationship.name)' would cross stores: its destination '\(destination.name ?? "")' is in another store")
+                }
+            }
+        }
+    }
+}
+
+/// Runs a store call and turns its ``StoreError`` into Apple's `NSError`.
+func mapStoreError<T>(_ body: () throws(StoreError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        throw nsError(from: error)
+    }
+}
+
+func nsError(from error: StoreError) -> NSError {
+    switch error {
+    case .optimisticLockingFailure: return coreDataError(NSManagedObjectMergeError, "\(error)")
+    case .constraintConflict: return coreDataError(NSManagedObjectConstraintMergeError, "\(error)")
+    case .danglingReference: return coreDataError(NSManagedObjectReferentialIntegrityError, "\(error)")
+    case .duplicateObjectID: return coreDataError(NSPersistentStoreSaveError, "\(error)")
+    case .corrupt: return coreDataError(NSPersistentStoreInvalidFileError, "\(error)")
+    case .io: return coreDataError(NSPersistentStoreOpenError, "\(error)")
+    case .closed: return coreDataError(NSPersistentStoreOperationError, "\(error)")
+    }
+}

@@ -1,0 +1,48 @@
+import CoreDataModel
+import CoreDataPredicate
+
+/// A stored row seen through key-value access, so that the reference evaluator and sort
+/// descriptors can run over rows with no managed objects: attributes read as Swift values,
+/// relationships as the destination rows, within one snapshot of the store.
+final class RowObject: KeyValueReadable, Hashable, @unchecked Sendable {
+    let row: StoreRow
+    private let entity: NSEntityDescription?
+    private let snapshot: [StoreObjectID: StoreRow]
+    private let entities: [String: NSEntityDescription]
+
+    init(row: StoreRow, snapshot: [StoreObjectID: StoreRow], entities: [String: NSEntityDescription]) {
+        self.row = row
+        self.snapshot = snapshot
+        self.entities = entities
+        self.entity = entities[row.objectID.entityName]
+    }
+
+    func value(forKey key: String) -> Any? {
+        if key == "objectID" || key == "self" { return row.objectID }
+        let stored = row[key]
+        if let attribute = entity?.attributesByName[key] {
+            return stored.attributeValue(as: attribute.attributeType)
+        }
+        switch stored {
+        case .reference(let id):
+            return snapshot[id].map { RowObject(row: $0, snapshot: snapshot, entities: entities) }
+        case .references(let ids):
+            return ids.compactMap { id in snapshot[id].map { RowObject(row: $0, snapshot: snapshot, entities: entities) } }
+        default:
+            return stored.attributeValue(as: .undefinedAttributeType)
+        }
+    }
+
+    static func == (lhs: RowObject, rhs: RowObject) -> Bool { lhs.row.objectID == rhs.row.objectID }
+    func hash(into hasher: inout Hasher) { hasher.combine(row.objectID) }
+}
+
+extension RowObject: PredicateIdentifiable {
+    /// A row compares in predicates as its object ID, like the managed object for it.
+    var predicateIdentity: AnyHashable { AnyHashable(row.objectID) }
+}
+
+extension StoreObjectID: PredicateIdentifiable {
+    /// An ID compares in predicates as itself, like its row and its managed object.
+    public var predicateIdentity: AnyHashable { AnyHashable(self) }
+}

@@ -1,0 +1,60 @@
+import CoreDataModel
+import Foundation
+
+/// The seam every store plugs into: the in-memory store, the binary and XML stores, and a
+/// user's own store. The object graph talks to stores only through this protocol.
+///
+/// Stores exchange ``StoreRow``s keyed by ``StoreObjectID`` and never see managed objects.
+///
+/// Threading: a store is shared by every context of a coordinator and called from their queues
+/// at once; each method must be safe to call concurrently. A fetch sees one committed state: all
+/// of a save or none of it.
+///
+/// Errors: methods throw ``StoreError``; the coordinator turns them into Apple's `NSError`s.
+public protocol PersistentStoreEngine: AnyObject, Sendable {
+    /// The store's metadata: `NSStoreUUIDKey`, `NSStoreTypeKey`, the model's version hashes
+    /// (`NSStoreModelVersionHashes`) and anything the app added.
+    func metadata() throws(StoreError) -> StoreMetadata
+
+    /// Replaces the store's metadata; durable with the next save (or at once for file stores).
+    func setMetadata(_ metadata: StoreMetadata) throws(StoreError)
+
+    /// Runs a fetch.
+    func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult
+
+    /// Applies a change set atomically: all of it or, on any error, none of it.
+    ///
+    /// - Returns: the new version of every inserted and updated object.
+    /// - Throws: ``StoreError/optimisticLockingFailure(_:)`` when an object's stored version is
+    ///   not the one in the change set; ``StoreError/constraintConflict(_:)`` when a uniqueness
+    ///   constraint would be broken.
+    func save(_ changes: StoreChangeSet) throws(StoreError) -> [StoreObjectID: Int64]
+
+    /// The stored row of one object (fault fulfilment), or `nil` when there is none.
+    func row(for objectID: StoreObjectID) throws(StoreError) -> StoreRow?
+
+    /// Hands out `count` new primary keys for an entity; they are never handed out again.
+    func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64]
+
+    /// Deletes the rows a fetch matches without loading objects; returns their IDs.
+    func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID]
+
+    /// Sets properties of the rows a fetch matches without loading objects; returns their IDs.
+    func batchUpdate(_ request: StoreFetchRequest, values: [String: StoreValue]) throws(StoreError) -> [StoreObjectID]
+
+    /// Flushes and releases the store's resources. Later calls throw ``StoreError/closed``.
+    func close() throws(StoreError)
+}
+
+/// A store's metadata: property-list values by key, as Apple's `[String: Any]`.
+public struct StoreMetadata: @unchecked Sendable {
+    /// The values; property-list types only (String, numbers, Bool, Date, Data, arrays, dictionaries).
+    public var values: [String: Any]
+
+    public init(_ values: [String: Any] = [:]) { self.values = values }
+
+    public subscript(key: String) -> Any? {
+        get { values[key] }
+        set { values[key] = newValue }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// Why a store refused an operation. The coordinator maps each case to Apple's `NSError` codes.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Objects changed in the store since the saving context read them (Apple: 133020).
+    case optimisticLockingFailure([StoreVersionConflict])
+    /// The save would store two objects with equal values for a uniqueness constraint (133021).
+    case constraintConflict([StoreConstraintConflict])
+    /// A saved object refers to an object that is neither stored nor saved with it.
+    case danglingReference(from: StoreObjectID, property: String, to: StoreObjectID)
+    /// An insert reuses an object ID the store already holds.
+    case duplicateObjectID(StoreObjectID)
+    /// The store's file is damaged; `detail` says what and where (Apple: 259/134_xxx).
+    case corrupt(detail: String)
+    /// The store cannot be opened or written (Apple: 134_000–134_080).
+    case io(detail: String)
+    /// The store was closed or removed from its coordinator.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .optimisticLockingFailure(let conflicts):
+            return "optimistic locking failure: \(conflicts.map { "\($0.objectID) (read version \($0.expectedVersion), stored \($0.storedRow.map { "\($0.version)" } ?? "deleted"))" }.joined(separator: ", "))"
+        case .constraintConflict(let conflicts):
+            return "uniqueness constraint conflict: \(conflicts.map { "\($0.entityName)(\($0.constraint.joined(separator: ", "))) shared by \($0.objectIDs.map(\.description).joined(separator: ", "))" }.joined(separator: "; "))"
+        case .danglingReference(let from, let property, let to):
+            return "\(from).\(property) refers to \(to), which is not in the store"
+        case .duplicateObjectID(let id):
+            return "object ID \(id) is already in the store"
+        case .corrupt(let detail):
+            return "store is corrupt: \(detail)"
+        case .io(let detail):
+            return "store I/O failed: \(detail)"
+        case .closed:
+            return "the store is closed"
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import CoreDataModel
+import Foundation
+
+extension StoreValue {
+    /// The Swift value of an attribute value: what a managed object's `value(forKey:)` returns
+    /// for the attribute's type (`Int16`, `Int32`, `Int64`, `Float`, …). `nil` for ``null``.
+    public func attributeValue(as type: NSAttributeType) -> Any? {
+        switch self {
+        case .null: return nil
+        case .bool(let v): return v
+        case .integer(let v):
+            switch type {
+            case .integer16AttributeType: return Int16(truncatingIfNeeded: v)
+            case .integer32AttributeType: return Int32(truncatingIfNeeded: v)
+            case .booleanAttributeType: return v != 0
+            default: return v
+            }
+        case .double(let v): return type == .floatAttributeType ? Float(v) : v
+        case .decimal(let v): return v
+        case .string(let v): return v
+        case .date(let v): return v
+        case .data(let v): return v
+        case .uuid(let v): return v
+        case .uri(let v): return v
+        case .reference(let id): return id
+        case .references(let ids): return ids
+        }
+    }
+
+    /// The store value of a Swift attribute value, or `nil` when the value does not fit the type
+    /// (the object graph reports that as a validation error before it reaches a store).
+    public init?(attributeValue value: Any?, type: NSAttributeType) {
+        guard let value else { self = .null; return }
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            guard let v = StoreValue.integer(from: value) else { return nil }
+            self = .integer(v)
+        case .booleanAttributeType:
+            if let v = value as? Bool { self = .bool(v) } else if let v = StoreValue.integer(from: value) { self = .bool(v != 0) } else { return nil }
+        case .doubleAttributeType, .floatAttributeType:
+            if let v = value as? Double { self = .double(v) }
+            else if let v = value as? Float { self = .double(Double(v)) }
+            else if let v = StoreValue.integer(from: value) { self = .double(Double(v)) }
+            else if let v = value as? Decimal { self = .double(NSDecimalNumber(decimal: v).doubleValue) }
+            else { return nil }
+        case .decimalAttributeType:
+            if let v = value as? Decimal { self = .decimal(v) }
+            else if let v = StoreValue.integer(from: value) { self = .decimal(Decimal(v)) }
+            else if let v = value as? Double { self = .decimal(Decimal(v)) }
+            else { return nil }
+        case .stringAttributeType:
+            guard let v = value as? String else { return nil }
+            self = .string(v)
+        case .dateAttributeType:
+            guard let v = value as? Date else { return nil }
+            self = .date(v)
+        case .binaryDataAttributeType, .transformableAttributeType:
+            guard let v = value as? Data else { return nil }
+            self = .data(v)
+        case .UUIDAttributeType:
+            guard let v = value as? UUID else { return nil }
+            self = .uuid(v)
+        case .URIAttributeType:
+            guard let v = value as? URL else { return nil }
+            self = .uri(v)
+        case .undefinedAttributeType, .objectIDAttributeType, .compositeAttributeType:
+            return nil
+        }
+    }
+
+    private static func integer(from value: Any) -> Int64? {
+        switch value {
+        case let v as Int: return Int64(v)
+        case let v as Int64: return v
+        case let v as Int32: return Int64(v)
+        case let v as Int16: return Int64(v)
+        case let v as Int8: return Int64(v)
+        case let v as UInt8: return Int64(v)
+        case let v as UInt16: return Int64(v)
+        case let v as UInt32: return Int64(v)
+        case let v as UInt: return Int64(exactly: v)
+        case let v as UInt64: return Int64(exactly: v)
+        case let v as NSNumber: return v.int64Value
+        default: return nil
+        }
+    }
+}

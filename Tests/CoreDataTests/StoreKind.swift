@@ -1,0 +1,70 @@
+import CoreData
+import Foundation
+import XCTest
+
+/// Every store the object-graph conformance scenarios run against. A new store joins the suite
+/// by adding a case here; no scenario changes.
+enum StoreKind: CaseIterable, CustomStringConvertible {
+    case inMemory
+
+    var type: String {
+        switch self {
+        case .inMemory: return NSInMemoryStoreType
+        }
+    }
+
+    var description: String { type }
+
+    /// A container with the test model and one freshly loaded store of this kind.
+    func makeContainer(model: NSManagedObjectModel = sharedModel, file: StaticString = #filePath, line: UInt = #line) throws -> NSPersistentContainer {
+        let container = NSPersistentContainer(name: "Conformance", managedObjectModel: model)
+        let description = NSPersistentStoreDescription()
+        description.type = type
+        description.url = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString).store")
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+        XCTAssertEqual(container.persistentStoreCoordinator.persistentStores.count, 1, file: file, line: line)
+        return container
+    }
+
+    /// One model for all tests: a model is frozen by its first coordinator and can serve many.
+    static let sharedModel: NSManagedObjectModel = {
+        NSManagedObject.registerSubclasses(AuthorObject.self)
+        return TestModel.make()
+    }()
+}
+
+/// Runs `body` once per store kind, naming the kind in failures.
+func forEachStore(file: StaticString = #filePath, line: UInt = #line, _ body: (StoreKind, NSPersistentContainer) throws -> Void) {
+    for kind in StoreKind.allCases {
+        do {
+            let container = try kind.makeContainer(file: file, line: line)
+            try body(kind, container)
+        } catch {
+            XCTFail("[\(kind)] \(error)", file: file, line: line)
+        }
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Inserts an object of `entity` with `values`.
+    @discardableResult
+    func make(_ entity: String, _ values: [String: Any?] = [:]) -> NSManagedObject {
+        let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: self)
+        for (key, value) in values { object.setValue(value, forKey: key) }
+        return object
+    }
+
+    func all(_ entity: String, where format: String? = nil, _ args: Any?..., sortedBy key: String? = nil) throws -> [NSManagedObject] {
+        let request = NSFetchRequest<NSManagedObject>(entityName: entity)
+        if let format { request.predicate = NSPredicate(format: format, argumentArray: args.map { $0 ?? NSNull() }) }
+        if let key { request.sortDescriptors = [NSSortDescriptor(key: key, ascending: true)] }
+        return try fetch(request)
+    }
+}
+
+func names(_ objects: [NSManagedObject], _ key: String = "name") -> [String] {
+    objects.map { ($0.value(forKey: key) as? String) ?? "nil" }
+}
