@@ -120,7 +120,7 @@ extension NSManagedObjectContext {
             let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }
             guard case .rows(let rows) = result else { continue }
             for row in rows {
-                objects.append(register(row, store: store, asFault: request.returnsObjectsAsFaults))
+                objects.append(try register(row, store: store, asFault: request.returnsObjectsAsFaults))
             }
         }
         guard !paged else { return objects }
@@ -163,9 +163,12 @@ extension NSManagedObjectContext {
     }
 
     /// The context's object for a fetched row: the registered one if any, else a new one.
-    private func register(_ row: StoreRow, store: NSPersistentStore, asFault: Bool) -> NSManagedObject {
+    private func register(_ row: StoreRow, store: NSPersistentStore, asFault: Bool) throws -> NSManagedObject {
+        // Rows come from files; a row of an entity the model lacks is damage, reported, not trapped.
         guard let entity = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName[row.objectID.entityName] else {
-            preconditionFailure("CoreData: store returned a row of unknown entity \(row.objectID.entityName)")
+            throw coreDataError(
+                NSPersistentStoreInvalidFileError,
+                "the store \(store.identifier) returned \(row.objectID), but the model has no entity '\(row.objectID.entityName)'")
         }
         let objectID = NSManagedObjectID(entity: entity, store: store, storeID: row.objectID)
         if let existing = registered[objectID] {

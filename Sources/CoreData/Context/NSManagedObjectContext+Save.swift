@@ -25,15 +25,7 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             preconditionFailure("CoreData: save() on a context with no persistentStoreCoordinator and no parent")
         }
-        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
-        for object in pendingInserted.values { object.willSave() }
-        for object in pendingUpdated.values { object.willSave() }
-        for object in pendingDeleted.values { object.willSave() }
-
-        try validatePendingChanges()
-        let inserted = Array(pendingInserted.values)
-        let updated = Array(pendingUpdated.values).filter { $0.hasChanges && !$0.isDeleted }
-        let deleted = Array(pendingDeleted.values)
+        let (inserted, updated, deleted) = try prepareSave()
         try obtainPermanentIDs(for: inserted)
 
         var changesByStore: [ObjectIdentifier: (store: NSPersistentStore, changes: StoreChangeSet)] = [:]
@@ -69,15 +61,22 @@ extension NSManagedObjectContext {
         finishSave(inserted: inserted, updated: updated, deleted: deleted, versions: versions)
     }
 
-    private func saveIntoParent(_ parent: NSManagedObjectContext) throws {
+    /// The steps every save starts with, whether it goes to stores or into a parent: the
+    /// will-save notification and hooks, then validation. Returns what the save writes.
+    private func prepareSave() throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
         for object in pendingInserted.values { object.willSave() }
         for object in pendingUpdated.values { object.willSave() }
         for object in pendingDeleted.values { object.willSave() }
         try validatePendingChanges()
-        let inserted = Array(pendingInserted.values)
-        let updated = Array(pendingUpdated.values).filter { $0.hasChanges && !$0.isDeleted }
-        let deleted = Array(pendingDeleted.values)
+        return (
+            Array(pendingInserted.values),
+            Array(pendingUpdated.values).filter { $0.hasChanges && !$0.isDeleted },
+            Array(pendingDeleted.values))
+    }
+
+    private func saveIntoParent(_ parent: NSManagedObjectContext) throws {
+        let (inserted, updated, deleted) = try prepareSave()
         try pushChangesToParent(parent, inserted: inserted, updated: updated, deleted: deleted)
         finishPushToParent(inserted: inserted, updated: updated, deleted: deleted)
     }
