@@ -144,6 +144,7 @@ extension NSManagedObjectContext {
     ///
     /// - Throws: `NSError`s: an unknown entity, a property that is not an attribute of the
     ///   entity, a value of the wrong type, store errors.
+    @discardableResult
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
         assertOnQueue()
         guard let coordinator = persistentStoreCoordinator else {
