@@ -316,6 +316,37 @@ final class ObjectGraphConformanceTests: XCTestCase {
         }
     }
 
+    func testUniquenessConflictsResolvedByMergePolicies() {
+        forEachStore { kind, container in
+            for (policy, expectedRating) in [(NSMergePolicy.mergeByPropertyObjectTrump, Int16(5)), (.mergeByPropertyStoreTrump, Int16(1)), (.overwrite, Int16(5)), (.rollback, Int16(1))] {
+                let context = container.newBackgroundContext()
+                try context.performAndWait {
+                    let name = "Unique\(policy.mergeType.rawValue)"
+                    let existing = context.make("Author", ["name": name, "rating": Int16(1)])
+                    try context.save()
+                    let existingID = existing.objectID
+                    context.reset()
+                    context.mergePolicy = policy
+                    let newcomer = context.make("Author", ["name": name, "rating": Int16(5)])
+                    let book = context.make("Book", ["title": "By \(name)", "author": newcomer])
+                    try context.save()
+                    XCTAssertEqual(newcomer.objectID, existingID, "[\(kind)] \(policy.mergeType): the new object takes the existing one's identity")
+                    XCTAssertFalse(newcomer.objectID.isTemporaryID)
+                    let check = container.newBackgroundContext()
+                    try check.performAndWait {
+                        let stored = try check.all("Author", where: "name == %@", name)
+                        XCTAssertEqual(stored.count, 1, "[\(kind)] \(policy.mergeType)")
+                        XCTAssertEqual(stored.first?.value(forKey: "rating") as? Int16, expectedRating, "[\(kind)] \(policy.mergeType)")
+                        let savedBook = try XCTUnwrap(try check.all("Book", where: "title == %@", "By \(name)").first)
+                        XCTAssertEqual((savedBook.value(forKey: "author") as? NSManagedObject)?.objectID, existingID, "[\(kind)] references follow")
+                        XCTAssertEqual((stored.first?.value(forKey: "books") as? Set<NSManagedObject>)?.count, 1, "[\(kind)] \(policy.mergeType): the inverse is kept")
+                    }
+                    _ = book
+                }
+            }
+        }
+    }
+
     func testOptimisticLockingConflictWithEachMergePolicy() {
         forEachStore { kind, container in
             func setUpConflict(_ policy: NSMergePolicy) throws -> (NSManagedObjectContext, NSManagedObject) {

@@ -145,6 +145,10 @@ extension NSManagedObjectContext {
                 }
                 attempt = resolved
             } catch .constraintConflict(let conflicts) {
+                if let resolved = try resolve(conflicts, in: attempt, store: store) {
+                    attempt = resolved
+                    continue
+                }
                 throw coreDataError(
                     NSManagedObjectConstraintMergeError,
                     "uniqueness constraint violated: " + conflicts.map { "\($0.entityName)(\($0.constraint.joined(separator: ", ")))" }.joined(separator: "; "),
@@ -154,6 +158,92 @@ extension NSManagedObjectContext {
             }
         }
         throw coreDataError(NSManagedObjectMergeError, "the store kept changing while this context saved; gave up after 8 attempts")
+    }
+
+    /// Uniqueness conflicts resolved as the merge policy says, or `nil` for the error policy.
+    ///
+    /// The newly inserted object gives way to the object that already holds the values (Apple's
+    /// behaviour): with object trump and overwrite its values are written over that object's,
+    /// with store trump and rollback the stored values stay; either way the in-memory object takes
+    /// the existing object's ID, and references to it in the same save follow.
+    private func resolve(_ conflicts: [StoreConstraintConflict], in changes: StoreChangeSet, store: NSPersistentStore) throws -> StoreChangeSet? {
+        let policy = resolvedMergeType
+        guard policy != .errorMergePolicyType else { return nil }
+        var result = changes
+        var remap: [StoreObjectID: StoreObjectID] = [:]
+        for conflict in conflicts where conflict.objectIDs.count == 2 {
+            let owner = conflict.objectIDs[0], newcomer = conflict.objectIDs[1]
+            guard remap[newcomer] == nil, let index = result.inserted.firstIndex(where: { $0.objectID == newcomer }) else { return nil }
+            let incoming = result.inserted.remove(at: index)
+            let objectWins = policy == .mergeByPropertyObjectTrumpMergePolicyType || policy == .overwriteMergePolicyType
+            // The winner's attributes; relationships of both, so that inverses saved with the
+            // newcomer (a book pointing at it) stay consistent with the surviving object.
+            func merged(_ base: [String: StoreValue]) -> [String: StoreValue] {
+                var values = base
+                for (key, value) in incoming.values {
+                    switch (value, base[key] ?? .null) {
+                    case (.references(let new), .references(let old)):
+                        values[key] = .references(old + new.filter { !old.contains($0) })
+                    case (.reference, .null):
+                        values[key] = value
+                    default:
+                        if objectWins { values[key] = value }
+                    }
+                }
+                return values
+            }
+            if let ownerIndex = result.inserted.firstIndex(where: { $0.objectID == owner }) {
+                result.inserted[ownerIndex].values = merged(result.inserted[ownerIndex].values)
+            } else {
+                let stored = try mapStoreError { () throws(StoreError) -> StoreRow? in try store.engine.row(for: owner) }
+                guard let stored else { return nil }
+                let base = result.updated.first { $0.objectID == owner }?.values ?? stored.values
+                result.updated.removeAll { $0.objectID == owner }
+                result.updated.append(StoreRow(objectID: owner, version: stored.version, values: merged(base)))
+            }
+            remap[newcomer] = owner
+        }
+        guard !remap.isEmpty else { return nil }
+        func follow(_ id: StoreObjectID) -> StoreObjectID { remap[id] ?? id }
+        func rewrite(_ row: StoreRow) -> StoreRow {
+            var row = row
+            for (key, value) in row.values {
+                switch value {
+                case .reference(let id): row.values[key] = .reference(follow(id))
+                case .references(let ids): row.values[key] = .references(ids.map(follow))
+                default: continue
+                }
+            }
+            return row
+        }
+        result.inserted = result.inserted.map(rewrite)
+        result.updated = result.updated.map(rewrite)
+        for (newcomer, owner) in remap { adoptIdentity(of: owner, for: newcomer, in: store, objectWins: policy == .mergeByPropertyObjectTrumpMergePolicyType || policy == .overwriteMergePolicyType) }
+        return result
+    }
+
+    /// Gives the in-memory object saved as `newcomer` the identity of `owner`.
+    private func adoptIdentity(of owner: StoreObjectID, for newcomer: StoreObjectID, in store: NSPersistentStore, objectWins: Bool) {
+        guard let object = registeredObject(forStoreID: newcomer), let entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[owner.entityName] else { return }
+        let ownerID = NSManagedObjectID(entity: entity, store: store, storeID: owner)
+        if let previous = registered[ownerID], previous !== object {
+            // The context held the existing object too; it now reads the merged state afresh.
+            previous.turnIntoFault()
+            pendingUpdated[ObjectIdentifier(previous)] = nil
+            previous.managedObjectContext = nil
+        }
+        registered[object.objectID] = nil
+        object.objectID = ownerID
+        registered[ownerID] = object
+        object.lifecycle.isInserted = false
+        pendingInserted[ObjectIdentifier(object)] = nil
+        if let stored = try? store.engine.row(for: owner) {
+            if objectWins {
+                object.committedRow = stored
+            } else {
+                object.fill(from: stored)
+            }
+        }
     }
 
     /// The change set with the conflicts resolved as the merge policy says, or `nil` for the error policy.
@@ -222,7 +312,8 @@ extension NSManagedObjectContext {
 
     private func finishSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], versions: [StoreObjectID: Int64]) {
         for object in inserted + updated {
-            guard let id = object.objectID.storeObjectID, let row = try? object.storeRow(version: versions[id] ?? 1) else { continue }
+            guard let id = object.objectID.storeObjectID,
+                  let row = try? object.storeRow(version: versions[id] ?? object.committedRow?.version ?? 1) else { continue }
             object.committedRow = row
             object.changedKeys = []
             object.lifecycle.isInserted = false
