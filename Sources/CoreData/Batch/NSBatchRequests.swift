@@ -184,6 +184,13 @@ extension NSManagedObjectContext {
         return entity
     }
 
+    /// Store row IDs as object IDs of `store`; IDs of entities the model lacks are dropped.
+    private func managedObjectIDs(_ ids: [StoreObjectID], in store: NSPersistentStore, _ coordinator: NSPersistentStoreCoordinator) -> [NSManagedObjectID] {
+        ids.compactMap { id in
+            coordinator.managedObjectModel.entitiesByName[id.entityName].map { NSManagedObjectID(entity: $0, store: store, storeID: id) }
+        }
+    }
+
     private func batchDelete(_ request: NSBatchDeleteRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
         if let ids = request.objectIDs {
             var deleted: [NSManagedObjectID] = []
@@ -209,9 +216,7 @@ extension NSManagedObjectContext {
             entity: entity, includesSubentities: fetch.includesSubentities, predicate: fetch.predicate,
             sortDescriptors: fetch.sortDescriptors ?? [], offset: fetch.fetchOffset, limit: fetch.fetchLimit, resultType: .objectIDs)
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchDelete(storeRequest) }
-        return ids.compactMap { id in
-            coordinator.managedObjectModel.entitiesByName[id.entityName].map { NSManagedObjectID(entity: $0, store: store, storeID: id) }
-        }
+        return managedObjectIDs(ids, in: store, coordinator)
     }
 
     private func batchUpdate(_ request: NSBatchUpdateRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
@@ -232,9 +237,7 @@ extension NSManagedObjectContext {
         guard let store = coordinator.store(for: entity) else { return [] }
         let storeRequest = StoreFetchRequest(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate, resultType: .objectIDs)
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchUpdate(storeRequest, values: values) }
-        return ids.compactMap { id in
-            coordinator.managedObjectModel.entitiesByName[id.entityName].map { NSManagedObjectID(entity: $0, store: store, storeID: id) }
-        }
+        return managedObjectIDs(ids, in: store, coordinator)
     }
 
     private func batchInsert(_ request: NSBatchInsertRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {

@@ -29,10 +29,7 @@ extension NSManagedObjectContext {
             for (name, property) in object.entity.propertiesByName {
                 switch property {
                 case let relationship as NSRelationshipDescription:
-                    object.materialise(relationship)
-                    relationships[name] = relationship.isToMany
-                        ? (object.toManyValues[name] ?? []).filter { !$0.isDeleted }.map(\.objectID)
-                        : [object.toOneValues[name]].compactMap { $0 }.filter { !$0.isDeleted }.map(\.objectID)
+                    relationships[name] = object.liveDestinationIDs(relationship)
                 case is NSAttributeDescription:
                     if let value = object.attributeValues[name] { attributes[name] = value }
                 default:
@@ -75,10 +72,7 @@ extension NSManagedObjectContext {
             var relationships: [String: [NSManagedObjectID]] = [:]
             for (name, property) in object.entity.propertiesByName where keys?.contains(name) ?? true {
                 if let relationship = property as? NSRelationshipDescription {
-                    object.materialise(relationship)
-                    relationships[name] = relationship.isToMany
-                        ? (object.toManyValues[name] ?? []).filter { !$0.isDeleted }.map(\.objectID)
-                        : [object.toOneValues[name]].compactMap { $0 }.filter { !$0.isDeleted }.map(\.objectID)
+                    relationships[name] = object.liveDestinationIDs(relationship)
                 } else if property is NSAttributeDescription {
                     attributes[name] = .some(object.attributeValues[name])
                 }
@@ -140,6 +134,15 @@ extension NSManagedObjectContext {
 }
 
 extension NSManagedObject {
+    /// The IDs of a relationship's destinations that are not deleted, in order.
+    func liveDestinationIDs(_ relationship: NSRelationshipDescription) -> [NSManagedObjectID] {
+        materialise(relationship)
+        let destinations = relationship.isToMany
+            ? toManyValues[relationship.name] ?? []
+            : [toOneValues[relationship.name]].compactMap { $0 }
+        return destinations.filter { !$0.isDeleted }.map(\.objectID)
+    }
+
     /// Fills the object from its parent context's view of it.
     func fill(fromParent snapshot: ParentSnapshot) {
         isFaultState = false
