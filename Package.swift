@@ -9,6 +9,10 @@
 //   CoreDataModel            the managed object model and the Xcode model loader; knows no store
 //   CoreDataStorage          the store protocol, store records keyed by object ID, the in-memory
 //                            store; never sees a managed object
+//   CoreDataBinaryFormat     the binary store's on-disk formats (Formats/binary-store.md, wal.md):
+//                            encoders and decoders of bytes, no I/O (the CLI and fuzzers use it)
+//   CoreDataBinaryStore      the binary store engine: log, group commit, checkpoint, page cache,
+//                            index, recovery, verify, compaction, over a replaceable file layer
 //   CoreData                 the public face: Apple's names, re-exports the layers below
 //   coredata                 the file-inspection CLI
 //   coredata-demo            the README's demo
@@ -55,8 +59,16 @@ let package = Package(
             dependencies: ["CoreDataModel", "CoreDataPredicate"]
         ),
         .target(
+            name: "CoreDataBinaryFormat",
+            dependencies: ["CoreDataPageCodec", "CoreDataStorage"]
+        ),
+        .target(
+            name: "CoreDataBinaryStore",
+            dependencies: ["CoreDataBinaryFormat", "CoreDataStorage", "CoreDataModel"]
+        ),
+        .target(
             name: "CoreData",
-            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage"]
+            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryStore"]
         ),
         .executableTarget(
             name: "coredata",

@@ -76,9 +76,15 @@ final class CoordinatorTests: XCTestCase {
 
     func testUnknownStoreTypeAndConfiguration() {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: twoConfigurationModel(crossLink: false))
+        XCTAssertThrowsError(try coordinator.addPersistentStore(ofType: "Bogus", configurationName: nil, at: nil)) { error in
+            XCTAssertEqual((error as NSError).code, NSPersistentStoreInvalidTypeError)
+            XCTAssertTrue((error as NSError).localizedDescription.contains("unknown store type 'Bogus'"), (error as NSError).localizedDescription)
+            XCTAssertTrue((error as NSError).localizedDescription.contains(NSBinaryStoreType), (error as NSError).localizedDescription)
+        }
+        // SQLite is served by the binary store, which needs a file.
         XCTAssertThrowsError(try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: nil)) { error in
             XCTAssertEqual((error as NSError).code, NSPersistentStoreInvalidTypeError)
-            XCTAssertTrue((error as NSError).localizedDescription.contains("SQLite is not available on Linux"))
+            XCTAssertTrue((error as NSError).localizedDescription.contains("needs a file URL"), (error as NSError).localizedDescription)
         }
         XCTAssertThrowsError(try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: "Nope", at: nil)) { error in
             XCTAssertEqual((error as NSError).code, NSPersistentStoreInvalidTypeError)

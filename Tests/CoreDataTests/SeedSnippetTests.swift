@@ -1,8 +1,8 @@
 // The Swift snippets of ../shared/seeds/, run as tests. Changes from the blog posts are marked
 // `// Linux:` and are only those Linux forces: `@Managed` for `@NSManaged`, a model folder named
-// `Example.momd` in a bundle folder instead of Xcode's compiled model, and the in-memory store
-// where the posts ask for SQLite (NSSQLiteStoreType fails on Linux with a clear error until the
-// binary store serves it).
+// `Example.momd` in a bundle folder instead of Xcode's compiled model. NSSQLiteStoreType and the
+// container's default store open the binary store; each test starts from an empty store, as a
+// first launch of the app in the posts would.
 import CoreData
 import Foundation
 import XCTest
@@ -60,6 +60,13 @@ final class CoreDataManager {
 }
 
 final class SeedSnippetTests: XCTestCase {
+    /// The container's default store persists between runs, like an app's; tests start empty.
+    override func setUp() {
+        super.setUp()
+        let store = NSPersistentContainer.defaultDirectoryURL().appendingPathComponent("Example.store")
+        for path in [store.path, store.path + "-wal"] { try? FileManager.default.removeItem(atPath: path) }
+    }
+
     /// A bundle folder holding the Example model as `Example.momd`, as Apple code looks for it.
     private func exampleBundle() throws -> Bundle {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("seed-\(UUID().uuidString)")
@@ -126,10 +133,12 @@ final class SeedSnippetTests: XCTestCase {
             return XCTFail("Can't find momd file!")
         }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let storeURL = FileManager.default.temporaryDirectory.appendingPathComponent("Example.sqlite")
-        XCTAssertThrowsError(try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: storeURL, options: nil))
-        // Linux: the in-memory store until the binary store serves NSSQLiteStoreType.
-        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: storeURL, options: nil)
+        // Linux: a fresh folder per run; NSSQLiteStoreType opens the binary store.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("seed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let storeURL = folder.appendingPathComponent("Example.sqlite")
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: storeURL, options: nil)
         let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         _ = NSEntityDescription.insertNewObject(forEntityName: "User", into: context) as! User

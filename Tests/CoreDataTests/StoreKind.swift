@@ -6,10 +6,12 @@ import XCTest
 /// by adding a case here; no scenario changes.
 enum StoreKind: CaseIterable, CustomStringConvertible {
     case inMemory
+    case binary
 
     var type: String {
         switch self {
         case .inMemory: return NSInMemoryStoreType
+        case .binary: return NSBinaryStoreType
         }
     }
 

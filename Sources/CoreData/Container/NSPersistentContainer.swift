@@ -7,8 +7,9 @@ import Foundation
 /// copy named `name.momd`) in the main bundle, then among the resources of every loaded bundle
 /// (SwiftPM's `Bundle.module` included), then next to the executable.
 open class NSPersistentContainer: NSObject, @unchecked Sendable {
-    /// The store type new descriptions get: the in-memory store until the binary store lands.
-    public static let defaultStoreType = NSInMemoryStoreType
+    /// The store type new descriptions get: the binary store (`Formats/binary-store.md`). Apple's
+    /// default is SQLite; ``NSSQLiteStoreType`` opens the binary store here too.
+    public static let defaultStoreType = NSBinaryStoreType
 
     /// The container's name; the default store file is `<name>.store` in ``defaultDirectoryURL()``.
     public let name: String

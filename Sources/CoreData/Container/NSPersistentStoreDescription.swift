@@ -5,7 +5,7 @@ import Foundation
 /// Matches Apple's `NSPersistentStoreDescription`.
 open class NSPersistentStoreDescription: NSObject, @unchecked Sendable {
     /// The store type; ``NSPersistentContainer`` descriptions default to the embedded store type
-    /// of this library (today ``NSInMemoryStoreType``; the binary store once it lands).
+    /// of this library, ``NSBinaryStoreType``.
     public var type: String = NSPersistentContainer.defaultStoreType
     /// The store's file.
     public var url: URL?

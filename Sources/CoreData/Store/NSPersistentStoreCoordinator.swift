@@ -58,10 +58,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?, options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStore {
         guard let factory = StoreTypeRegistry.factory(for: storeType) else {
-            let hint = storeType == NSSQLiteStoreType
-                ? "SQLite is not available on Linux; use NSBinaryStoreType for a file store or NSInMemoryStoreType"
-                : "registered types are \(StoreTypeRegistry.registeredTypes.joined(separator: ", "))"
-            throw coreDataError(NSPersistentStoreInvalidTypeError, "unknown store type '\(storeType)': \(hint)")
+            throw coreDataError(
+                NSPersistentStoreInvalidTypeError,
+                "unknown store type '\(storeType)': registered types are \(StoreTypeRegistry.registeredTypes.joined(separator: ", "))")
         }
         let configurationName = configuration == "PF_DEFAULT_CONFIGURATION_NAME" || configuration == "Default" ? nil : configuration
         guard let members = managedObjectModel.entities(forConfigurationName: configurationName) else {
@@ -134,8 +133,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         if let store = persistentStore(for: url) { try remove(store) }
         guard storeType != NSInMemoryStoreType else { return }
-        if FileManager.default.fileExists(atPath: url.path) {
-            try FileManager.default.removeItem(at: url)
+        // A binary store is the file and its log; Apple's SQLite store likewise removes -wal/-shm.
+        for path in [url.path, url.path + "-wal", url.path + "-shm"] where FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.removeItem(atPath: path)
         }
     }
 

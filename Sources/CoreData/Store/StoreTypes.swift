@@ -1,13 +1,31 @@
+import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataStorage
 import Foundation
 
 /// The in-memory store type: nothing is written to disk.
 public let NSInMemoryStoreType = "InMemory"
-/// Apple's SQLite store type. There is no SQLite store on Linux; see ``NSPersistentStoreCoordinator/addPersistentStore(ofType:configurationName:at:options:)``.
+/// Apple's SQLite store type. There is no SQLite on Linux: this type opens the binary store, so
+/// code written for Apple's default store runs unchanged (the file is a binary store, not SQLite).
 public let NSSQLiteStoreType = "SQLite"
-/// The binary store type (Apple's atomic binary store; here the append-only binary store).
+/// The binary store type: on Linux the append-only binary store with a write-ahead log
+/// (`Formats/binary-store.md`), the default store of ``NSPersistentContainer``.
 public let NSBinaryStoreType = "Binary"
+
+/// Option key for binary stores: `"full"` (the default) syncs every save before `save()`
+/// returns; `"normal"` syncs only at checkpoints and close, like SQLite's `synchronous=NORMAL`:
+/// never corrupt, but power loss may lose the last saves.
+public let NSBinaryStoreDurabilityOption = "NSBinaryStoreDurabilityOption"
+/// Option key for binary stores: the page cache's bound in bytes (an `Int`; default 64 MiB).
+public let NSBinaryStorePageCacheSizeOption = "NSBinaryStorePageCacheSizeOption"
+/// Option key for binary stores: wait for another process's lock instead of failing (a `Bool`).
+public let NSBinaryStoreWaitForLockOption = "NSBinaryStoreWaitForLockOption"
+/// Option key for binary stores: checkpoint in the background when the log passes this many
+/// bytes (an `Int`; default 64 MiB).
+public let NSBinaryStoreCheckpointThresholdOption = "NSBinaryStoreCheckpointThresholdOption"
+/// Apple's SQLite pragmas option. The binary store honours `["synchronous": "NORMAL"]` (or
+/// `"OFF"`) as ``NSBinaryStoreDurabilityOption`` `"normal"` and ignores other pragmas.
+public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
 /// The XML store type.
 public let NSXMLStoreType = "XML"
 
@@ -45,7 +63,33 @@ enum StoreTypeRegistry {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var factories: [String: StoreEngineFactory] = [
         NSInMemoryStoreType: { model, _, _, metadata in InMemoryStore(model: model, metadata: metadata) },
+        NSBinaryStoreType: openBinaryStore,
+        NSSQLiteStoreType: openBinaryStore,
     ]
+
+    /// Opens a binary store with the options of `options`.
+    private static let openBinaryStore: StoreEngineFactory = { model, url, options, metadata in
+        guard let url, url.isFileURL else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "a binary store needs a file URL; got \(url?.absoluteString ?? "none")")
+        }
+        var settings = BinaryStoreOptions()
+        settings.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        if let durability = options[NSBinaryStoreDurabilityOption] as? String {
+            guard let value = BinaryStoreOptions.Durability(rawValue: durability.lowercased()) else {
+                throw coreDataError(NSPersistentStoreInvalidTypeError, "\(NSBinaryStoreDurabilityOption) must be \"full\" or \"normal\", not \"\(durability)\"")
+            }
+            settings.durability = value
+        } else if let pragmas = options[NSSQLitePragmasOption] as? [String: Any],
+                  let synchronous = (pragmas["synchronous"] as? String)?.uppercased(), synchronous == "NORMAL" || synchronous == "OFF" {
+            settings.durability = .normal
+        }
+        if let bytes = options[NSBinaryStorePageCacheSizeOption] as? Int { settings.pageCacheBytes = max(0, bytes) }
+        if let wait = options[NSBinaryStoreWaitForLockOption] as? Bool { settings.waitForLock = wait }
+        if let threshold = options[NSBinaryStoreCheckpointThresholdOption] as? Int { settings.checkpointThreshold = max(4096, threshold) }
+        return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
+            try BinaryStore(path: url.path, model: model, metadata: metadata, options: settings)
+        }
+    }
 
     static func factory(for type: String) -> StoreEngineFactory? {
         lock.lock()

@@ -64,35 +64,10 @@ public final class InMemoryStore: PersistentStoreEngine, @unchecked Sendable {
         }
     }
 
-    /// Filters, sorts and pages one snapshot. Rows without a sort come in object-ID order so
-    /// that results are stable from call to call.
     private func matchingRows(_ request: StoreFetchRequest, in snapshot: [StoreObjectID: StoreRow]) -> [StoreRow] {
         let names = Set(request.entityNames)
-        var candidates = snapshot.values.filter { names.contains($0.objectID.entityName) }
-        if let predicate = request.predicate {
-            candidates = candidates.filter { row in
-                predicate.evaluate(with: RowObject(row: row, snapshot: snapshot, entities: entities))
-            }
-        }
-        if request.sortDescriptors.isEmpty {
-            candidates.sort { $0.objectID < $1.objectID }
-        } else {
-            let wrapped = candidates.map { RowObject(row: $0, snapshot: snapshot, entities: entities) }
-            let sorted = wrapped.sorted { lhs, rhs in
-                for descriptor in request.sortDescriptors {
-                    switch descriptor.compare(lhs, to: rhs) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: continue
-                    }
-                }
-                return lhs.row.objectID < rhs.row.objectID
-            }
-            candidates = sorted.map(\.row)
-        }
-        let start = min(max(0, request.offset), candidates.count)
-        let end = request.limit > 0 ? min(candidates.count, start + request.limit) : candidates.count
-        return Array(candidates[start..<end])
+        let candidates = snapshot.values.filter { names.contains($0.objectID.entityName) }
+        return StoreQuery.run(request, candidates: candidates, resolve: { snapshot[$0] }, entities: entities)
     }
 
     public func save(_ changes: StoreChangeSet) throws(StoreError) -> [StoreObjectID: Int64] {

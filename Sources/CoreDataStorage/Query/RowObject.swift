@@ -4,20 +4,23 @@ import CoreDataPredicate
 /// A stored row seen through key-value access, so that the reference evaluator and sort
 /// descriptors can run over rows with no managed objects: attributes read as Swift values,
 /// relationships as the destination rows, within one snapshot of the store.
-final class RowObject: KeyValueReadable, Hashable, @unchecked Sendable {
-    let row: StoreRow
+///
+/// `resolve` reads the row of a relationship's destination from the same snapshot the fetch
+/// reads; a store passes a dictionary lookup or its own index lookup.
+package final class RowObject: KeyValueReadable, Hashable, @unchecked Sendable {
+    package let row: StoreRow
     private let entity: NSEntityDescription?
-    private let snapshot: [StoreObjectID: StoreRow]
+    private let resolve: (StoreObjectID) -> StoreRow?
     private let entities: [String: NSEntityDescription]
 
-    init(row: StoreRow, snapshot: [StoreObjectID: StoreRow], entities: [String: NSEntityDescription]) {
+    package init(row: StoreRow, resolve: @escaping (StoreObjectID) -> StoreRow?, entities: [String: NSEntityDescription]) {
         self.row = row
-        self.snapshot = snapshot
+        self.resolve = resolve
         self.entities = entities
         self.entity = entities[row.objectID.entityName]
     }
 
-    func value(forKey key: String) -> Any? {
+    package func value(forKey key: String) -> Any? {
         if key == "objectID" || key == "self" { return row.objectID }
         let stored = row[key]
         if let attribute = entity?.attributesByName[key] {
@@ -25,21 +28,21 @@ final class RowObject: KeyValueReadable, Hashable, @unchecked Sendable {
         }
         switch stored {
         case .reference(let id):
-            return snapshot[id].map { RowObject(row: $0, snapshot: snapshot, entities: entities) }
+            return resolve(id).map { RowObject(row: $0, resolve: resolve, entities: entities) }
         case .references(let ids):
-            return ids.compactMap { id in snapshot[id].map { RowObject(row: $0, snapshot: snapshot, entities: entities) } }
+            return ids.compactMap { id in resolve(id).map { RowObject(row: $0, resolve: resolve, entities: entities) } }
         default:
             return stored.attributeValue(as: .undefinedAttributeType)
         }
     }
 
-    static func == (lhs: RowObject, rhs: RowObject) -> Bool { lhs.row.objectID == rhs.row.objectID }
-    func hash(into hasher: inout Hasher) { hasher.combine(row.objectID) }
+    package static func == (lhs: RowObject, rhs: RowObject) -> Bool { lhs.row.objectID == rhs.row.objectID }
+    package func hash(into hasher: inout Hasher) { hasher.combine(row.objectID) }
 }
 
 extension RowObject: PredicateIdentifiable {
     /// A row compares in predicates as its object ID, like the managed object for it.
-    var predicateIdentity: AnyHashable { AnyHashable(row.objectID) }
+    package var predicateIdentity: AnyHashable { AnyHashable(row.objectID) }
 }
 
 extension StoreObjectID: PredicateIdentifiable {

@@ -3,7 +3,9 @@ import CoreDataModel
 /// The values of every uniqueness constraint, so that a save finds a duplicate in O(1) per row
 /// instead of scanning the entity. A constraint declared on an entity covers its subentities.
 /// Rows with a `nil` in a constrained property are not indexed: like SQL, nil never equals nil.
-struct UniquenessIndex {
+package struct UniquenessIndex: Sendable {
+    package init() {}
+
     private struct Key: Hashable {
         var declaringEntity: String
         var constraint: [String]
@@ -28,14 +30,14 @@ struct UniquenessIndex {
         return keys
     }
 
-    mutating func remove(_ row: StoreRow, entities: [String: NSEntityDescription]) {
+    package mutating func remove(_ row: StoreRow, entities: [String: NSEntityDescription]) {
         for key in keys(for: row, entities: entities) where owners[key] == row.objectID {
             owners[key] = nil
         }
     }
 
     /// Indexes `row`; returns a conflict for each constraint whose values another row holds.
-    mutating func add(_ row: StoreRow, entities: [String: NSEntityDescription]) -> [StoreConstraintConflict] {
+    package mutating func add(_ row: StoreRow, entities: [String: NSEntityDescription]) -> [StoreConstraintConflict] {
         var conflicts: [StoreConstraintConflict] = []
         for key in keys(for: row, entities: entities) {
             if let owner = owners[key], owner != row.objectID {

@@ -1,0 +1,55 @@
+/// Appends little-endian integers, varints and byte strings to a growing byte array.
+public struct ByteWriter {
+    public var bytes: [UInt8]
+
+    public init(capacity: Int = 0) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public var count: Int { bytes.count }
+
+    public mutating func uint8(_ value: UInt8) { bytes.append(value) }
+    public mutating func uint16(_ value: UInt16) { fixed(UInt64(value), 2) }
+    public mutating func uint32(_ value: UInt32) { fixed(UInt64(value), 4) }
+    public mutating func uint64(_ value: UInt64) { fixed(value, 8) }
+
+    private mutating func fixed(_ value: UInt64, _ count: Int) {
+        for index in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
+    }
+
+    public mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    public mutating func signedVarint(_ value: Int64) {
+        varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    public mutating func append<C: Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
+
+    public mutating func string(_ value: String) {
+        var copy = value
+        copy.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    public mutating func zeros(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: count)) }
+
+    /// Overwrites 4 bytes at `offset` (for lengths known only after the body is written).
+    public mutating func patchUInt32(_ value: UInt32, at offset: Int) {
+        for index in 0..<4 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))) }
+    }
+
+    /// Overwrites 8 bytes at `offset`.
+    public mutating func patchUInt64(_ value: UInt64, at offset: Int) {
+        for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
+    }
+}

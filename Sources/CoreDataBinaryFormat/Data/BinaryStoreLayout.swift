@@ -1,0 +1,29 @@
+/// The constants of the data file, each defined once here (Formats/binary-store.md §1).
+public enum BinaryStoreLayout {
+    /// §2: the first 8 bytes of every data file.
+    public static let magic: [UInt8] = Array("CDBSTOR1".utf8)
+    /// §2: the format version this code writes and reads.
+    public static let formatVersion: UInt32 = 1
+    /// §2, §5: data pages are filled up to this many decoded bytes.
+    public static let targetPageSize = 65_536
+    /// §2: the file header's size.
+    public static let headerSize = 64
+    /// §3: where the two root slots are.
+    public static let rootSlotOffsets: [Int] = [512, 1_024]
+    /// §3: each root slot's size.
+    public static let rootSlotSize = 128
+    /// §3: the root slot's magic (`CDRT`).
+    public static let rootSlotMagic: UInt32 = 0x5452_4443
+    /// §4: where pages begin.
+    public static let firstPageOffset = 4_096
+    /// §4: the page header's size.
+    public static let pageHeaderSize = 32
+    /// §4: the page magic (`CDPG`).
+    public static let pageMagic: UInt32 = 0x4750_4443
+    /// §4: the largest decoded page accepted.
+    public static let maximumDecodedPageSize = 1 << 30
+    /// §5: the most records a data page holds (slots are 16 bits).
+    public static let maximumRecordsPerPage = 65_535
+    /// §7: entries per index page (20 bytes each, under the target page size).
+    public static let indexEntriesPerPage = 3_276
+}

@@ -1,0 +1,81 @@
+/// The names behind the small integers in records (Formats/binary-store.md §6): entity IDs and,
+/// per entity, property indexes. Append-only: a name keeps its number forever.
+public struct Catalog: Sendable, Equatable {
+    /// One entity: its name and its properties in index order.
+    public struct Entity: Sendable, Equatable {
+        public var name: String
+        public private(set) var properties: [String]
+        fileprivate var indexes: [String: Int]
+
+        init(name: String) {
+            self.name = name
+            self.properties = []
+            self.indexes = [:]
+        }
+
+        /// The index of a property, or `nil` when no record of the entity ever used it.
+        public func index(of property: String) -> Int? { indexes[property] }
+
+        fileprivate mutating func add(_ property: String) -> Bool {
+            guard indexes[property] == nil else { return false }
+            indexes[property] = properties.count
+            properties.append(property)
+            return true
+        }
+    }
+
+    public private(set) var entities: [Entity] = []
+    private var ids: [String: Int] = [:]
+
+    public init() {}
+
+    /// The ID of an entity, or `nil` when the catalog does not name it.
+    public func entityID(of name: String) -> Int? { ids[name] }
+
+    /// Adds an entity and properties the catalog does not yet name; returns whether it changed.
+    @discardableResult
+    public mutating func register(entity name: String, properties: some Sequence<String>) -> Bool {
+        var changed = false
+        let id: Int
+        if let existing = ids[name] {
+            id = existing
+        } else {
+            id = entities.count
+            ids[name] = id
+            entities.append(Entity(name: name))
+            changed = true
+        }
+        for property in properties where entities[id].add(property) { changed = true }
+        return changed
+    }
+
+    /// The catalog page payload.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter()
+        writer.varint(UInt64(entities.count))
+        for entity in entities {
+            writer.string(entity.name)
+            writer.varint(UInt64(entity.properties.count))
+            for property in entity.properties { writer.string(property) }
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a catalog payload; duplicate names are damage.
+    public init(decoding bytes: [UInt8]) throws(BinaryFormatError) {
+        var reader = ByteReader(bytes)
+        let count = try reader.count("entity count", atMost: reader.remaining)
+        for _ in 0..<count {
+            let name = try reader.string("entity name")
+            guard ids[name] == nil else { throw BinaryFormatError("catalog", "entity '\(name)' appears twice") }
+            let propertyCount = try reader.count("property count of \(name)", atMost: reader.remaining)
+            var properties: [String] = []
+            for _ in 0..<propertyCount { properties.append(try reader.string("property name of \(name)")) }
+            guard Set(properties).count == properties.count else {
+                throw BinaryFormatError("catalog", "entity '\(name)' names a property twice")
+            }
+            register(entity: name, properties: properties)
+        }
+        guard reader.isAtEnd else { throw BinaryFormatError("catalog", "\(reader.remaining) bytes follow the last entity") }
+    }
+}

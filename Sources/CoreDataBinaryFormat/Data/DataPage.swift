@@ -1,0 +1,76 @@
+/// The decoded payload of a data page (Formats/binary-store.md §5): a slot table and records.
+public struct DataPage: Sendable {
+    public let payload: [UInt8]
+    /// Each record's start in ``payload``; the record ends where the next starts.
+    public let offsets: [Int]
+
+    /// Splits a decoded payload into records, checking the slot table.
+    ///
+    /// - Parameter pageOffset: the page's file offset, for error locations.
+    public init(payload: [UInt8], pageOffset: UInt64) throws(BinaryFormatError) {
+        let location = "data file offset \(pageOffset) (data page)"
+        var reader = ByteReader(payload)
+        let count = Int(try reader.uint32("record count"))
+        guard count >= 1, count <= BinaryStoreLayout.maximumRecordsPerPage, 4 + 4 * count <= payload.count else {
+            throw BinaryFormatError(location, "record count \(count) does not fit the page")
+        }
+        var offsets: [Int] = []
+        offsets.reserveCapacity(count)
+        var previous = 4 + 4 * count
+        for slot in 0..<count {
+            let offset = Int(try reader.uint32("record offset"))
+            guard offset >= previous, offset < payload.count else {
+                throw BinaryFormatError(location, "slot \(slot) points to \(offset), outside the records")
+            }
+            offsets.append(offset)
+            previous = offset + 1
+        }
+        self.payload = payload
+        self.offsets = offsets
+    }
+
+    public var count: Int { offsets.count }
+
+    /// The byte range of the record in `slot`.
+    public func range(of slot: Int) -> Range<Int>? {
+        guard slot >= 0, slot < offsets.count else { return nil }
+        let end = slot + 1 < offsets.count ? offsets[slot + 1] : payload.count
+        return offsets[slot]..<end
+    }
+}
+
+/// Packs records into data-page payloads of about the target page size.
+public struct DataPageBuilder {
+    private var records = ByteWriter(capacity: BinaryStoreLayout.targetPageSize)
+    private var offsets: [Int] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { offsets.isEmpty }
+    public var count: Int { offsets.count }
+
+    /// Whether a record of `length` bytes should start a new page.
+    public func isFull(adding length: Int) -> Bool {
+        guard !offsets.isEmpty else { return false }
+        return offsets.count >= BinaryStoreLayout.maximumRecordsPerPage
+            || 4 + 4 * (offsets.count + 1) + records.count + length > BinaryStoreLayout.targetPageSize
+    }
+
+    /// Adds one encoded record; returns its slot.
+    public mutating func add<C: Collection>(_ record: C) -> Int where C.Element == UInt8 {
+        offsets.append(records.count)
+        records.append(record)
+        return offsets.count - 1
+    }
+
+    /// The payload of the page and an empty builder for the next.
+    public mutating func finish() -> [UInt8] {
+        var writer = ByteWriter(capacity: 4 + 4 * offsets.count + records.count)
+        writer.uint32(UInt32(offsets.count))
+        let base = 4 + 4 * offsets.count
+        for offset in offsets { writer.uint32(UInt32(base + offset)) }
+        writer.append(records.bytes)
+        self = DataPageBuilder()
+        return writer.bytes
+    }
+}

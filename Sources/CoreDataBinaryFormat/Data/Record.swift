@@ -1,0 +1,224 @@
+import CoreDataStorage
+import Foundation
+
+/// A record's first fields (Formats/binary-store.md §5): enough to index it without decoding
+/// its values.
+public struct RecordHeader: Sendable, Equatable {
+    public enum Kind: UInt8, Sendable {
+        case row = 1
+        case tombstone = 2
+    }
+
+    public var kind: Kind
+    public var entityID: Int
+    public var primaryKey: Int64
+    public var version: Int64
+}
+
+/// Encodes rows into records and back (Formats/binary-store.md §5). No I/O.
+public enum RecordCodec {
+    /// §5: value tags.
+    enum Tag: UInt8 {
+        case `false` = 1, `true` = 2, integer = 3, double = 4, decimal = 5, string = 6, date = 7, data = 8, uuid = 9, uri = 10
+        case reference = 11, references = 12
+    }
+
+    /// Registers in `catalog` the entity and property names `row` uses, and every entity its
+    /// references name; returns whether the catalog changed.
+    @discardableResult
+    public static func register(_ row: StoreRow, in catalog: inout Catalog) -> Bool {
+        var changed = catalog.register(entity: row.objectID.entityName, properties: row.values.keys.sorted())
+        for value in row.values.values {
+            switch value {
+            case .reference(let id): changed = catalog.register(entity: id.entityName, properties: []) || changed
+            case .references(let ids):
+                for id in ids { changed = catalog.register(entity: id.entityName, properties: []) || changed }
+            default: continue
+            }
+        }
+        return changed
+    }
+
+    /// Appends the record of `row` to `writer`.
+    ///
+    /// - Precondition: ``register(_:in:)`` ran for the row (the engine always does).
+    public static func encode(_ row: StoreRow, catalog: Catalog, into writer: inout ByteWriter) {
+        guard let entityID = catalog.entityID(of: row.objectID.entityName) else {
+            preconditionFailure("entity \(row.objectID.entityName) is not in the store's catalog")
+        }
+        let entity = catalog.entities[entityID]
+        var present: [(index: Int, value: StoreValue)] = []
+        present.reserveCapacity(row.values.count)
+        for (name, value) in row.values where !value.isNull {
+            guard let index = entity.index(of: name) else {
+                preconditionFailure("property \(name) of \(entity.name) is not in the store's catalog")
+            }
+            present.append((index, value))
+        }
+        present.sort { $0.index < $1.index }
+        writer.uint8(RecordHeader.Kind.row.rawValue)
+        writer.varint(UInt64(entityID))
+        writer.varint(UInt64(bitPattern: row.objectID.primaryKey))
+        writer.varint(UInt64(bitPattern: row.version))
+        writer.varint(UInt64(present.count))
+        for (index, value) in present {
+            writer.varint(UInt64(index))
+            encode(value, catalog: catalog, into: &writer)
+        }
+    }
+
+    /// Appends a tombstone: the object was deleted at `version`.
+    public static func encodeTombstone(_ id: StoreObjectID, version: Int64, catalog: Catalog, into writer: inout ByteWriter) {
+        guard let entityID = catalog.entityID(of: id.entityName) else {
+            preconditionFailure("entity \(id.entityName) is not in the store's catalog")
+        }
+        writer.uint8(RecordHeader.Kind.tombstone.rawValue)
+        writer.varint(UInt64(entityID))
+        writer.varint(UInt64(bitPattern: id.primaryKey))
+        writer.varint(UInt64(bitPattern: version))
+        writer.varint(0)
+    }
+
+    private static func encode(_ value: StoreValue, catalog: Catalog, into writer: inout ByteWriter) {
+        switch value {
+        case .null: preconditionFailure("null values are not written")
+        case .bool(let v): writer.uint8(v ? Tag.true.rawValue : Tag.false.rawValue)
+        case .integer(let v):
+            writer.uint8(Tag.integer.rawValue)
+            writer.signedVarint(v)
+        case .double(let v):
+            writer.uint8(Tag.double.rawValue)
+            writer.uint64(v.bitPattern)
+        case .decimal(let v):
+            writer.uint8(Tag.decimal.rawValue)
+            writer.string(v.description)
+        case .string(let v):
+            writer.uint8(Tag.string.rawValue)
+            writer.string(v)
+        case .date(let v):
+            writer.uint8(Tag.date.rawValue)
+            writer.uint64(v.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let v):
+            writer.uint8(Tag.data.rawValue)
+            writer.varint(UInt64(v.count))
+            writer.append(v)
+        case .uuid(let v):
+            writer.uint8(Tag.uuid.rawValue)
+            writer.append(uuidBytes(v))
+        case .uri(let v):
+            writer.uint8(Tag.uri.rawValue)
+            writer.string(v.absoluteString)
+        case .reference(let id):
+            writer.uint8(Tag.reference.rawValue)
+            writeID(id, catalog: catalog, into: &writer)
+        case .references(let ids):
+            writer.uint8(Tag.references.rawValue)
+            writer.varint(UInt64(ids.count))
+            for id in ids { writeID(id, catalog: catalog, into: &writer) }
+        }
+    }
+
+    private static func writeID(_ id: StoreObjectID, catalog: Catalog, into writer: inout ByteWriter) {
+        guard let entityID = catalog.entityID(of: id.entityName) else {
+            preconditionFailure("entity \(id.entityName) is not in the store's catalog")
+        }
+        writer.varint(UInt64(entityID))
+        writer.varint(UInt64(bitPattern: id.primaryKey))
+    }
+
+    /// Decodes the header of the record in `bytes[start..<end]`.
+    public static func decodeHeader(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, catalog: Catalog) throws(BinaryFormatError) -> RecordHeader {
+        var reader = ByteReader(bytes, from: start, to: end)
+        return try header(&reader, catalog: catalog)
+    }
+
+    private static func header(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> RecordHeader {
+        let rawKind = try reader.uint8("record kind")
+        guard let kind = RecordHeader.Kind(rawValue: rawKind) else {
+            throw BinaryFormatError("", "unknown record kind \(rawKind)")
+        }
+        let entityID = try reader.count("entity ID", atMost: Int(Int32.max))
+        guard entityID < catalog.entities.count else {
+            throw BinaryFormatError("", "entity ID \(entityID) is not in the catalog (\(catalog.entities.count) entities)")
+        }
+        let key = try reader.varint("primary key")
+        guard key >= 1, key <= UInt64(Int64.max) else { throw BinaryFormatError("", "primary key \(key) is out of range") }
+        let version = try reader.varint("version")
+        guard version <= UInt64(Int64.max) else { throw BinaryFormatError("", "version \(version) is out of range") }
+        return RecordHeader(kind: kind, entityID: entityID, primaryKey: Int64(key), version: Int64(version))
+    }
+
+    /// Decodes the record in `bytes[start..<end]`: its header and, for a row, the row.
+    ///
+    /// - Throws: ``BinaryFormatError`` for any damage; the location is relative to the record
+    ///   (callers prepend the page or log offset).
+    public static func decode(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, catalog: Catalog) throws(BinaryFormatError) -> (RecordHeader, StoreRow?) {
+        var reader = ByteReader(bytes, from: start, to: end)
+        let head = try header(&reader, catalog: catalog)
+        let entity = catalog.entities[head.entityID]
+        let id = StoreObjectID(entityName: entity.name, primaryKey: head.primaryKey)
+        let count = try reader.count("value count", atMost: entity.properties.count)
+        guard head.kind == .row else {
+            guard count == 0, reader.isAtEnd else { throw BinaryFormatError("", "a tombstone carries values") }
+            return (head, nil)
+        }
+        var values: [String: StoreValue] = [:]
+        values.reserveCapacity(count)
+        var previous = -1
+        for _ in 0..<count {
+            let index = try reader.count("property index", atMost: Int(Int32.max))
+            guard index < entity.properties.count, index > previous else {
+                throw BinaryFormatError("", "property index \(index) is out of order or not in \(entity.name)'s \(entity.properties.count) properties")
+            }
+            previous = index
+            values[entity.properties[index]] = try value(&reader, catalog: catalog)
+        }
+        guard reader.isAtEnd else { throw BinaryFormatError("", "\(reader.remaining) bytes follow the record's last value") }
+        return (head, StoreRow(objectID: id, version: head.version, values: values))
+    }
+
+    private static func value(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> StoreValue {
+        let rawTag = try reader.uint8("value tag")
+        guard let tag = Tag(rawValue: rawTag) else { throw BinaryFormatError("", "unknown value tag \(rawTag)") }
+        switch tag {
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .integer: return .integer(try reader.signedVarint())
+        case .double: return .double(Double(bitPattern: try reader.uint64("double")))
+        case .decimal:
+            let text = try reader.string("decimal")
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw BinaryFormatError("", "'\(text)' is not a decimal number")
+            }
+            return .decimal(decimal)
+        case .string: return .string(try reader.string())
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.uint64("date"))))
+        case .data:
+            let length = try reader.count("data length", atMost: reader.remaining)
+            return .data(Data(try reader.bytes(length, "data")))
+        case .uuid: return .uuid(uuid(from: try reader.bytes(16, "UUID")))
+        case .uri:
+            let text = try reader.string("URI")
+            guard let url = URL(string: text) else { throw BinaryFormatError("", "'\(text)' is not a URI") }
+            return .uri(url)
+        case .reference: return .reference(try objectID(&reader, catalog: catalog))
+        case .references:
+            // Each ID takes at least 2 bytes, which bounds the count by what is left.
+            let count = try reader.count("to-many count", atMost: reader.remaining / 2)
+            var ids: [StoreObjectID] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count { ids.append(try objectID(&reader, catalog: catalog)) }
+            return .references(ids)
+        }
+    }
+
+    private static func objectID(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> StoreObjectID {
+        let entityID = try reader.count("destination entity ID", atMost: Int(Int32.max))
+        guard entityID < catalog.entities.count else {
+            throw BinaryFormatError("", "destination entity ID \(entityID) is not in the catalog")
+        }
+        let key = try reader.varint("destination primary key")
+        guard key >= 1, key <= UInt64(Int64.max) else { throw BinaryFormatError("", "destination primary key \(key) is out of range") }
+        return StoreObjectID(entityName: catalog.entities[entityID].name, primaryKey: Int64(key))
+    }
+}

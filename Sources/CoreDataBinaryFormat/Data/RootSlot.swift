@@ -1,0 +1,68 @@
+import CoreDataPageCodec
+
+/// One of the two root slots (Formats/binary-store.md §3): where the current state is.
+public struct RootSlot: Sendable, Equatable {
+    public var generation: UInt64
+    /// The offset just past the last page of this generation.
+    public var dataEnd: UInt64
+    /// The index directory page, 0 when the store holds no object.
+    public var indexDirectoryOffset: UInt64
+    public var catalogOffset: UInt64
+    public var metadataOffset: UInt64
+    /// The salt of this generation's log frames (Formats/wal.md §3).
+    public var logSalt: UInt64
+    public var objectCount: UInt64
+
+    public init(generation: UInt64, dataEnd: UInt64, indexDirectoryOffset: UInt64, catalogOffset: UInt64, metadataOffset: UInt64, logSalt: UInt64, objectCount: UInt64) {
+        self.generation = generation
+        self.dataEnd = dataEnd
+        self.indexDirectoryOffset = indexDirectoryOffset
+        self.catalogOffset = catalogOffset
+        self.metadataOffset = metadataOffset
+        self.logSalt = logSalt
+        self.objectCount = objectCount
+    }
+
+    /// The 128 slot bytes, checksum included.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: BinaryStoreLayout.rootSlotSize)
+        writer.uint32(BinaryStoreLayout.rootSlotMagic)
+        writer.uint32(BinaryStoreLayout.formatVersion)
+        for field in [generation, dataEnd, indexDirectoryOffset, catalogOffset, metadataOffset, logSalt, objectCount] {
+            writer.uint64(field)
+        }
+        writer.zeros(56)
+        writer.uint64(PageChecksum.xxh3(writer.bytes))
+        return writer.bytes
+    }
+
+    /// What a slot's bytes hold.
+    public enum Decoded: Sendable, Equatable {
+        /// Never written: all zero.
+        case unused
+        case valid(RootSlot)
+        /// Neither valid nor zero; the string says why.
+        case damaged(String)
+    }
+
+    /// Decodes one slot's 128 bytes.
+    public static func decode(_ bytes: [UInt8]) -> Decoded {
+        guard bytes.count == BinaryStoreLayout.rootSlotSize else { return .damaged("the slot is cut short at \(bytes.count) bytes") }
+        if bytes.allSatisfy({ $0 == 0 }) { return .unused }
+        var reader = ByteReader(bytes)
+        do {
+            guard try reader.uint32() == BinaryStoreLayout.rootSlotMagic else { return .damaged("the slot's magic is wrong") }
+            let version = try reader.uint32()
+            guard version == BinaryStoreLayout.formatVersion else { return .damaged("the slot has format version \(version)") }
+            let checksum = ByteReader.uint64(in: bytes, at: 120)
+            guard checksum == PageChecksum.xxh3(Array(bytes[0..<120])) else { return .damaged("the slot's checksum does not match") }
+            let slot = RootSlot(
+                generation: try reader.uint64(), dataEnd: try reader.uint64(), indexDirectoryOffset: try reader.uint64(),
+                catalogOffset: try reader.uint64(), metadataOffset: try reader.uint64(), logSalt: try reader.uint64(),
+                objectCount: try reader.uint64())
+            return .valid(slot)
+        } catch {
+            return .damaged(error.problem)
+        }
+    }
+}

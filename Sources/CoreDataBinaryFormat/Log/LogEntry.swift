@@ -1,0 +1,73 @@
+import CoreDataPageCodec
+
+/// One entry of a frame's payload (Formats/wal.md §4).
+public struct LogEntry: Sendable, Equatable {
+    public enum Kind: UInt8, Sendable {
+        case put = 1
+        case tombstone = 2
+        case catalog = 3
+        case metadata = 4
+    }
+
+    public var kind: Kind
+    /// The entry header's offset within the frame payload.
+    public var offsetInPayload: Int
+    /// The body's range within the frame payload.
+    public var body: Range<Int>
+}
+
+/// Builds and splits frame payloads (Formats/wal.md §4). No I/O.
+public enum LogEntryCodec {
+    /// Appends one entry: kind, length, body checksum, body.
+    public static func append(kind: LogEntry.Kind, body: ArraySlice<UInt8>, to writer: inout ByteWriter) {
+        writer.uint8(kind.rawValue)
+        writer.uint32(UInt32(body.count))
+        writer.uint32(bodyChecksum(body))
+        writer.append(body)
+    }
+
+    /// §4: the low 32 bits of the body's XXH3-64.
+    public static func bodyChecksum(_ body: ArraySlice<UInt8>) -> UInt32 {
+        UInt32(truncatingIfNeeded: body.withUnsafeBytes { PageChecksum.xxh3($0) })
+    }
+
+    /// Splits a frame payload into entries, checking each body's checksum.
+    ///
+    /// - Parameter frameOffset: the frame's log offset, for error locations.
+    public static func entries(of payload: [UInt8], frameOffset: UInt64) throws(BinaryFormatError) -> [LogEntry] {
+        var reader = ByteReader(payload)
+        var entries: [LogEntry] = []
+        while !reader.isAtEnd {
+            let start = reader.position
+            let location = "log offset \(frameOffset + UInt64(LogLayout.frameHeaderSize + start))"
+            let rawKind = try reader.uint8("entry kind")
+            guard let kind = LogEntry.Kind(rawValue: rawKind) else { throw BinaryFormatError(location, "unknown log entry kind \(rawKind)") }
+            let length = Int(try reader.uint32("entry length"))
+            let checksum = try reader.uint32("entry checksum")
+            guard length <= LogLayout.maximumEntrySize, length <= reader.remaining else {
+                throw BinaryFormatError(location, "entry length \(length) runs past the frame")
+            }
+            let body = reader.position..<(reader.position + length)
+            guard bodyChecksum(payload[body]) == checksum else { throw BinaryFormatError(location, "entry checksum mismatch") }
+            try reader.skip(length)
+            entries.append(LogEntry(kind: kind, offsetInPayload: start, body: body))
+        }
+        return entries
+    }
+
+    /// Checks one entry read back from the log by its location: `bytes` starts at the entry header.
+    public static func body(ofEntry bytes: [UInt8], at offset: UInt64) throws(BinaryFormatError) -> (LogEntry.Kind, Range<Int>) {
+        let location = "log offset \(offset)"
+        var reader = ByteReader(bytes)
+        let rawKind = try reader.uint8("entry kind")
+        guard let kind = LogEntry.Kind(rawValue: rawKind), kind == .put || kind == .tombstone else {
+            throw BinaryFormatError(location, "no record entry here (kind \(rawKind))")
+        }
+        let length = Int(try reader.uint32("entry length"))
+        let checksum = try reader.uint32("entry checksum")
+        guard length <= reader.remaining else { throw BinaryFormatError(location, "the record entry is cut short") }
+        let body = LogLayout.entryHeaderSize..<(LogLayout.entryHeaderSize + length)
+        guard bodyChecksum(bytes[body]) == checksum else { throw BinaryFormatError(location, "record checksum mismatch") }
+        return (kind, body)
+    }
+}

@@ -1,0 +1,161 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+
+extension BinaryStore {
+    /// Copies the log's records into new data pages, writes a fresh index, and starts the log
+    /// over (Formats/binary-store.md §9). Saves wait while it runs; fetches do not.
+    ///
+    /// - Parameter truncatingLog: also cut the log back to its header (on close), so a closed
+    ///   store holds no stale frames.
+    /// - Throws: ``StoreError/io(detail:)`` when a write or sync fails; the handle is then
+    ///   poisoned, and the store on disk is still the one before the checkpoint.
+    public func checkpoint(truncatingLog: Bool = false) throws(StoreError) {
+        try checkWritable()
+        commitLock.lock()
+        defer { commitLock.unlock() }
+        drainGroupCommits()
+        do {
+            try checkpointLocked(truncatingLog: truncatingLog)
+        } catch {
+            group.lock()
+            if poisoned == nil { poisoned = error }
+            group.unlock()
+            throw error
+        }
+    }
+
+    /// Caller holds `commitLock` with no save queued.
+    func checkpointLocked(truncatingLog: Bool) throws(StoreError) {
+        guard let logFile else { return }
+        let hasLog = logEnd > UInt64(LogLayout.firstFrameOffset)
+        let generation = root.generation + 1
+        var output: [UInt8] = []
+        var written = root.dataEnd
+        func offsetOfNext() -> UInt64 { written + UInt64(output.count) }
+        func flush() throws(StoreError) {
+            guard !output.isEmpty else { return }
+            do { try dataFile.write(output, at: written) } catch { throw Self.ioError(error) }
+            written += UInt64(output.count)
+            output.removeAll(keepingCapacity: true)
+        }
+        func appendPage(_ kind: PageKind, _ payload: [UInt8]) throws(StoreError) -> UInt64 {
+            let offset = offsetOfNext()
+            output.append(contentsOf: PageCodec.encode(kind: kind, payload: payload, generation: generation))
+            if output.count >= 8 << 20 { try flush() }
+            return offset
+        }
+
+        // 1. The log's records, in object-ID order, into data pages.
+        var newIndex = rw.withReadLock { index }
+        if hasLog {
+            var builder = DataPageBuilder()
+            var pending: [(entityID: Int, key: Int64, slot: Int)] = []
+            var relocated: [(entityID: Int, key: Int64, location: UInt64)] = []
+            func emit() throws(StoreError) {
+                guard !builder.isEmpty else { return }
+                let offset = try appendPage(.data, builder.finish())
+                for item in pending {
+                    relocated.append((item.entityID, item.key, RecordLocation.page(offset: offset, slot: item.slot).raw))
+                }
+                pending.removeAll(keepingCapacity: true)
+            }
+            func copy(_ location: UInt64, entityID: Int, key: Int64, relocate: Bool) throws(StoreError) {
+                let (bytes, range, _) = try rw.withReadLock { () throws(StoreError) -> ([UInt8], Range<Int>, String) in try recordBytes(at: location) }
+                if builder.isFull(adding: range.count) { try emit() }
+                let slot = builder.add(bytes[range])
+                if relocate { pending.append((entityID, key, slot)) }
+            }
+            for (entityID, table) in newIndex.tables.enumerated() {
+                for position in table.keys.indices {
+                    let location = table.locations[position]
+                    guard location & RecordLocation.logBit != 0 else { continue }
+                    try copy(location, entityID: entityID, key: table.keys[position], relocate: true)
+                }
+            }
+            let tombstones = rw.withReadLock { logTombstones }.sorted { ($0.entityID, $0.key) < ($1.entityID, $1.key) }
+            for tombstone in tombstones {
+                try copy(tombstone.location, entityID: tombstone.entityID, key: tombstone.key, relocate: false)
+            }
+            try emit()
+            for item in relocated { newIndex.set(entityID: item.entityID, key: item.key, location: item.location) }
+        }
+        newIndex.compact()
+
+        // 2. Index pages, directory, catalog, metadata.
+        var indexPages: [UInt64] = []
+        var entries: [IndexEntry] = []
+        var total: UInt64 = 0
+        entries.reserveCapacity(BinaryStoreLayout.indexEntriesPerPage)
+        for (entityID, table) in newIndex.tables.enumerated() {
+            for position in table.keys.indices {
+                entries.append(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
+                if entries.count == BinaryStoreLayout.indexEntriesPerPage {
+                    indexPages.append(try appendPage(.index, IndexPageCodec.encodePage(entries[...])))
+                    total += UInt64(entries.count)
+                    entries.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        if !entries.isEmpty {
+            indexPages.append(try appendPage(.index, IndexPageCodec.encodePage(entries[...])))
+            total += UInt64(entries.count)
+        }
+        let directory = indexPages.isEmpty ? 0 : try appendPage(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages, totalEntries: total))
+        let (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
+        let catalogOffset = try appendPage(.catalog, currentCatalog.encoded())
+        let metadataOffset = try appendPage(.metadata, try Self.encodeMetadata(currentMetadata))
+        try flush()
+
+        // 3–4. Sync the pages, then publish them through the inactive root slot.
+        let newRoot = RootSlot(
+            generation: generation, dataEnd: written, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
+            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
+        let slot = 1 - activeSlot
+        do {
+            try dataFile.sync()
+            try dataFile.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[slot]))
+            try dataFile.sync()
+        } catch {
+            throw .io(detail: "checkpoint could not be made durable; the store must be reopened: \(error)")
+        }
+
+        // 5. Readers move to the new pages; the log starts over.
+        rw.withWriteLock {
+            index = newIndex
+            root = newRoot
+            activeSlot = slot
+            logTombstones = []
+        }
+        cache.removeAll { $0 & RecordLocation.logBit != 0 }
+        logEnd = UInt64(LogLayout.firstFrameOffset)
+        logSequence = 0
+        logChain = newRoot.logSalt
+        overlay.removeAll()
+        if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true {
+            do {
+                try logFile.truncate(to: UInt64(LogLayout.headerSize))
+                try logFile.sync()
+            } catch {
+                throw .io(detail: "the log could not be truncated: \(error)")
+            }
+        }
+    }
+
+    /// Starts a background checkpoint when the log has grown past the threshold.
+    func scheduleCheckpointIfNeeded() {
+        guard options.backgroundCheckpoints, !options.readOnly else { return }
+        commitLock.lock()
+        let due = logEnd > UInt64(options.checkpointThreshold) && !checkpointRunning
+        if due { checkpointRunning = true }
+        commitLock.unlock()
+        guard due else { return }
+        DispatchQueue.global(qos: .utility).async { [self] in
+            // A failure poisons the handle; the next save reports it.
+            try? checkpoint()
+            commitLock.lock()
+            checkpointRunning = false
+            commitLock.unlock()
+        }
+    }
+}

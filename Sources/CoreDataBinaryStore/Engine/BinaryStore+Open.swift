@@ -1,0 +1,288 @@
+import CoreDataBinaryFormat
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+extension BinaryStore {
+    /// Everything open finds, before the store object exists.
+    struct Opened {
+        var dataFile: any StoreFile
+        var logFile: (any StoreFile)?
+        var header: FileHeader
+        var root: RootSlot
+        var activeSlot: Int
+        var catalog: Catalog
+        var index: ObjectIndex
+        var metadata: StoreMetadata
+        var logEnd: UInt64
+        var logSequence: UInt64
+        var logChain: UInt64
+        var logTombstones: [(entityID: Int, key: Int64, location: UInt64)]
+        var nextKeys: [String: Int64]
+    }
+
+    static func open(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions) throws(StoreError) -> Opened {
+        let fs = options.fileSystem
+        if !fs.fileExists(path) {
+            guard !options.readOnly else { throw .io(detail: "there is no store at \(path)") }
+            try create(path: path, model: model, metadata: metadata, fileSystem: fs)
+        } else if !options.readOnly, fs.fileExists(path + "-compact") {
+            // A compaction that did not reach its rename: the old file is still the store.
+            do { try fs.remove(path + "-compact") } catch { throw ioError(error) }
+        }
+        let dataFile: any StoreFile
+        do { dataFile = try fs.open(path, create: false, readOnly: options.readOnly) } catch { throw ioError(error) }
+        do {
+            guard try dataFile.lock(exclusive: !options.readOnly, wait: options.waitForLock) else {
+                throw StoreError.io(detail: "the store at \(path) is locked by another process (\(options.readOnly ? "a writer holds it" : "it is open there"))")
+            }
+        } catch let error as StoreError {
+            dataFile.close()
+            throw error
+        } catch {
+            dataFile.close()
+            throw .io(detail: "\(error)")
+        }
+        do {
+            return try recover(path: path, dataFile: dataFile, options: options)
+        } catch {
+            dataFile.close()
+            throw error
+        }
+    }
+
+    /// Writes a new store beside its final name, syncs it and renames it into place, so a crash
+    /// never leaves a half-made store under the store's name.
+    static func create(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, fileSystem fs: any StoreFileSystem) throws(StoreError) {
+        var catalog = Catalog()
+        for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
+            guard let name = entity.name else { continue }
+            let properties = entity.attributesByName.filter { !$0.value.isTransient }.keys.sorted()
+                + entity.relationshipsByName.filter { !$0.value.isTransient }.keys.sorted()
+            catalog.register(entity: name, properties: properties)
+        }
+        let uuid = (metadata[NSStoreUUIDKeyName] as? String).flatMap(UUID.init(uuidString:)) ?? UUID()
+        let header = FileHeader(storeUUID: uuid, created: UInt64(max(0, Date().timeIntervalSince1970 * 1000)))
+        var bytes = header.encoded()
+        bytes.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - bytes.count))
+        let catalogOffset = UInt64(bytes.count)
+        bytes.append(contentsOf: PageCodec.encode(kind: .catalog, payload: catalog.encoded(), generation: 1))
+        let metadataOffset = UInt64(bytes.count)
+        bytes.append(contentsOf: PageCodec.encode(kind: .metadata, payload: try encodeMetadata(metadata), generation: 1))
+        let root = RootSlot(
+            generation: 1, dataEnd: UInt64(bytes.count), indexDirectoryOffset: 0, catalogOffset: catalogOffset,
+            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: 0)
+        let slot = root.encoded()
+        let start = BinaryStoreLayout.rootSlotOffsets[0]
+        bytes.replaceSubrange(start..<(start + slot.count), with: slot)
+        let temporary = path + "-creating"
+        do {
+            if fs.fileExists(temporary) { try fs.remove(temporary) }
+            let file = try fs.open(temporary, create: true, readOnly: false)
+            defer { file.close() }
+            try file.write(bytes, at: 0)
+            try file.sync()
+            let log = try fs.open(path + "-wal", create: true, readOnly: false)
+            defer { log.close() }
+            try log.truncate(to: 0)
+            try log.write(LogHeader(storeUUID: uuid).encoded(), at: 0)
+            try log.sync()
+            try fs.rename(temporary, to: path)
+            try fs.syncDirectory(containing: path)
+        } catch {
+            throw ioError(error)
+        }
+    }
+
+    /// Reads the header, the root, the catalog, the metadata and the index, then replays the log
+    /// (Formats/binary-store.md §12, Formats/wal.md §7).
+    static func recover(path: String, dataFile: any StoreFile, options: BinaryStoreOptions) throws(StoreError) -> Opened {
+        let fs = options.fileSystem
+        let head: [UInt8]
+        do { head = try dataFile.read(at: 0, count: BinaryStoreLayout.firstPageOffset) } catch { throw ioError(error) }
+        let header: FileHeader
+        do { header = try FileHeader(decoding: head) } catch { throw .corrupt(detail: "\(path): \(error)") }
+        guard head.count == BinaryStoreLayout.firstPageOffset else {
+            throw .corrupt(detail: "\(path): the file ends at \(head.count) bytes, inside its header area")
+        }
+        var best: (RootSlot, Int)?
+        for (slot, offset) in BinaryStoreLayout.rootSlotOffsets.enumerated() {
+            if case .valid(let root) = RootSlot.decode(Array(head[offset..<(offset + BinaryStoreLayout.rootSlotSize)])),
+               root.generation > (best?.0.generation ?? 0) {
+                best = (root, slot)
+            }
+        }
+        guard let (root, activeSlot) = best else { throw .corrupt(detail: "\(path): both root slots are damaged") }
+        let fileSize: UInt64
+        do { fileSize = try dataFile.size() } catch { throw ioError(error) }
+        guard root.dataEnd <= fileSize else {
+            throw .corrupt(detail: "\(path): the root says the data ends at \(root.dataEnd) but the file has \(fileSize) bytes")
+        }
+
+        let (catalogHeader, catalogPayload) = try readPage(dataFile, at: root.catalogOffset, dataEnd: root.dataEnd)
+        guard catalogHeader.kind == .catalog else { throw .corrupt(detail: "data file offset \(root.catalogOffset): expected the catalog page") }
+        var catalog: Catalog
+        do { catalog = try Catalog(decoding: catalogPayload) } catch { throw .corrupt(detail: error.within("data file offset \(root.catalogOffset) (catalog page)").description) }
+        let (metadataHeader, metadataPayload) = try readPage(dataFile, at: root.metadataOffset, dataEnd: root.dataEnd)
+        guard metadataHeader.kind == .metadata else { throw .corrupt(detail: "data file offset \(root.metadataOffset): expected the metadata page") }
+        var metadata: StoreMetadata
+        do { metadata = try MetadataCodec.decode(metadataPayload, location: "data file offset \(root.metadataOffset) (metadata page)") } catch { throw corrupt(error) }
+
+        var index: ObjectIndex
+        do {
+            index = try loadIndex(dataFile, root: root, catalog: catalog)
+        } catch {
+            index = try rebuildIndex(dataFile, root: root, catalog: catalog)
+        }
+        var nextKeys: [String: Int64] = [:]
+        for (entityID, table) in index.tables.enumerated() where entityID < catalog.entities.count {
+            if let last = table.keys.last { nextKeys[catalog.entities[entityID].name] = last + 1 }
+        }
+
+        // The log.
+        let logPath = path + "-wal"
+        var logFile: (any StoreFile)?
+        var logEnd = UInt64(LogLayout.firstFrameOffset)
+        var sequence: UInt64 = 0
+        var chain = root.logSalt
+        var tombstones: [(entityID: Int, key: Int64, location: UInt64)] = []
+        do {
+            if !fs.fileExists(logPath) {
+                if !options.readOnly {
+                    let log = try fs.open(logPath, create: true, readOnly: false)
+                    try log.write(LogHeader(storeUUID: header.storeUUID).encoded(), at: 0)
+                    try log.sync()
+                    try fs.syncDirectory(containing: logPath)
+                    logFile = log
+                }
+            } else {
+                let log = try fs.open(logPath, create: false, readOnly: options.readOnly)
+                logFile = log
+                let size = try log.size()
+                if size < UInt64(LogLayout.headerSize) {
+                    // A log cut inside its header holds no frame; a writer rewrites the header.
+                    if !options.readOnly {
+                        try log.write(LogHeader(storeUUID: header.storeUUID).encoded(), at: 0)
+                        try log.sync()
+                    }
+                } else {
+                    let logHeader = try LogHeader(decoding: try log.read(at: 0, count: LogLayout.headerSize))
+                    guard logHeader.storeUUID == header.storeUUID else {
+                        throw StoreError.corrupt(detail: "\(logPath) belongs to another store (its store UUID differs)")
+                    }
+                    let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog)
+                    for transaction in replay.transactions {
+                        if let newCatalog = transaction.catalog { catalog = newCatalog }
+                        if let newMetadata = transaction.metadata { metadata = newMetadata }
+                        for put in transaction.records {
+                            let name = catalog.entities[put.entityID].name
+                            nextKeys[name] = max(nextKeys[name, default: 1], put.key + 1)
+                            if put.tombstone {
+                                index.remove(entityID: put.entityID, key: put.key)
+                                tombstones.append((put.entityID, put.key, put.location))
+                            } else {
+                                index.set(entityID: put.entityID, key: put.key, location: put.location)
+                            }
+                        }
+                    }
+                    logEnd = replay.end
+                    sequence = replay.sequence
+                    chain = replay.chain
+                }
+            }
+            if !options.readOnly, try dataFile.size() > root.dataEnd {
+                // Pages of a checkpoint that never published its root.
+                try dataFile.truncate(to: root.dataEnd)
+                try dataFile.sync()
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as StoreIOError {
+            throw ioError(error)
+        } catch let error as BinaryFormatError {
+            throw corrupt(error)
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+        return Opened(
+            dataFile: dataFile, logFile: logFile, header: header, root: root, activeSlot: activeSlot, catalog: catalog,
+            index: index, metadata: metadata, logEnd: logEnd, logSequence: sequence, logChain: chain,
+            logTombstones: tombstones, nextKeys: nextKeys)
+    }
+
+    /// Loads the persisted index through its directory; throws on any damage so the caller rebuilds.
+    static func loadIndex(_ file: any StoreFile, root: RootSlot, catalog: Catalog) throws(StoreError) -> ObjectIndex {
+        var index = ObjectIndex()
+        guard root.indexDirectoryOffset != 0 else { return index }
+        let (header, payload) = try readPage(file, at: root.indexDirectoryOffset, dataEnd: root.dataEnd)
+        guard header.kind == .indexDirectory else { throw .corrupt(detail: "expected the index directory") }
+        let directory: (pageOffsets: [UInt64], totalEntries: UInt64)
+        do { directory = try IndexPageCodec.decodeDirectory(payload, pageOffset: root.indexDirectoryOffset) } catch { throw corrupt(error) }
+        var previous: (UInt32, Int64)?
+        var count: UInt64 = 0
+        for offset in directory.pageOffsets {
+            let (pageHeader, pagePayload) = try readPage(file, at: offset, dataEnd: root.dataEnd)
+            guard pageHeader.kind == .index else { throw .corrupt(detail: "expected an index page at \(offset)") }
+            let entries: [IndexEntry]
+            do { entries = try IndexPageCodec.decodePage(pagePayload, pageOffset: offset) } catch { throw corrupt(error) }
+            for entry in entries {
+                guard Int(entry.entityID) < catalog.entities.count, entry.primaryKey >= 1,
+                      entry.location & RecordLocation.logBit == 0,
+                      case .page(let pageOffset, _) = RecordLocation(raw: entry.location),
+                      pageOffset >= UInt64(BinaryStoreLayout.firstPageOffset), pageOffset < root.dataEnd
+                else { throw .corrupt(detail: "index page \(offset): an entry points outside the data") }
+                if let previous, (previous.0, previous.1) >= (entry.entityID, entry.primaryKey) {
+                    throw .corrupt(detail: "index page \(offset): entries out of order")
+                }
+                previous = (entry.entityID, entry.primaryKey)
+                index.set(entityID: Int(entry.entityID), key: entry.primaryKey, location: entry.location)
+                count += 1
+            }
+        }
+        guard count == directory.totalEntries, count == root.objectCount else {
+            throw .corrupt(detail: "the index holds \(count) entries; the directory says \(directory.totalEntries) and the root \(root.objectCount)")
+        }
+        return index
+    }
+
+    /// Rebuilds the index by reading every data page in file order (Formats/binary-store.md §7).
+    static func rebuildIndex(_ file: any StoreFile, root: RootSlot, catalog: Catalog) throws(StoreError) -> ObjectIndex {
+        var index = ObjectIndex()
+        var offset = UInt64(BinaryStoreLayout.firstPageOffset)
+        while offset < root.dataEnd {
+            let (header, payload) = try readPage(file, at: offset, dataEnd: root.dataEnd)
+            if header.kind == .data {
+                let page: DataPage
+                do { page = try DataPage(payload: payload, pageOffset: offset) } catch { throw corrupt(error) }
+                for slot in 0..<page.count {
+                    guard let range = page.range(of: slot) else { continue }
+                    let record: RecordHeader
+                    do { record = try RecordCodec.decodeHeader(page.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog) } catch {
+                        throw .corrupt(detail: error.within("data file offset \(offset), slot \(slot)").description)
+                    }
+                    if record.kind == .row {
+                        index.set(entityID: record.entityID, key: record.primaryKey, location: RecordLocation.page(offset: offset, slot: slot).raw)
+                    } else {
+                        index.remove(entityID: record.entityID, key: record.primaryKey)
+                    }
+                }
+            }
+            offset += UInt64(BinaryStoreLayout.pageHeaderSize) + UInt64(try pageLength(file, at: offset))
+        }
+        index.compact()
+        return index
+    }
+
+    private static func pageLength(_ file: any StoreFile, at offset: UInt64) throws(StoreError) -> Int {
+        do { return try PageHeader(decoding: try file.read(at: offset, count: BinaryStoreLayout.pageHeaderSize), at: offset).storedLength } catch let error as BinaryFormatError {
+            throw corrupt(error)
+        } catch let error as StoreIOError {
+            throw ioError(error)
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+    }
+}
+
+/// The metadata key of the store's UUID (`NSStoreUUIDKey` in the CoreData module).
+let NSStoreUUIDKeyName = "NSStoreUUID"

@@ -1,0 +1,251 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+
+extension BinaryStore {
+    /// Log blocks are cached under their block number with the log bit set, beside data pages
+    /// cached under their offsets.
+    static let logBlockSize = 65_536
+
+    // MARK: Reading records (caller holds `rw`, shared or exclusive)
+
+    /// The decoded data page at `offset`, from the cache or the file.
+    func dataPage(at offset: UInt64) throws(StoreError) -> DataPage {
+        if case .dataPage(let page)? = cache.get(offset) { return page }
+        let page = try Self.readDataPage(dataFile, at: offset, dataEnd: root.dataEnd)
+        cache.put(offset, .dataPage(page))
+        return page
+    }
+
+    /// Reads and checks one page of any kind; returns its header and decoded payload.
+    static func readPage(_ file: any StoreFile, at offset: UInt64, dataEnd: UInt64) throws(StoreError) -> (PageHeader, [UInt8]) {
+        guard offset >= UInt64(BinaryStoreLayout.firstPageOffset), offset < dataEnd else {
+            throw .corrupt(detail: "data file offset \(offset): a page reference points outside the pages (they end at \(dataEnd))")
+        }
+        do {
+            let head = try file.read(at: offset, count: BinaryStoreLayout.pageHeaderSize)
+            let header = try PageHeader(decoding: head, at: offset)
+            guard offset + UInt64(header.totalLength) <= dataEnd else {
+                throw BinaryFormatError("data file offset \(offset) (\(header.kind))", "the page runs past the end of the data (\(dataEnd))")
+            }
+            let page = try file.read(at: offset, count: header.totalLength)
+            return (header, try PageCodec.decodePayload(header, page: page, at: offset))
+        } catch let error as StoreIOError {
+            throw ioError(error)
+        } catch let error as BinaryFormatError {
+            throw corrupt(error)
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+    }
+
+    static func readDataPage(_ file: any StoreFile, at offset: UInt64, dataEnd: UInt64) throws(StoreError) -> DataPage {
+        let (header, payload) = try readPage(file, at: offset, dataEnd: dataEnd)
+        guard header.kind == .data else {
+            throw .corrupt(detail: "data file offset \(offset): expected a data page, found a \(header.kind)")
+        }
+        do { return try DataPage(payload: payload, pageOffset: offset) } catch { throw corrupt(error) }
+    }
+
+    /// The bytes of the record at `location` and the range of the record in them.
+    func recordBytes(at raw: UInt64) throws(StoreError) -> ([UInt8], Range<Int>, String) {
+        switch RecordLocation(raw: raw) {
+        case .page(let offset, let slot):
+            let page = try dataPage(at: offset)
+            guard let range = page.range(of: slot) else {
+                throw .corrupt(detail: "data file offset \(offset): the index points to slot \(slot) of a page with \(page.count) records")
+            }
+            return (page.payload, range, "data file offset \(offset), slot \(slot)")
+        case .log(let offset):
+            let head = try logBytes(at: offset, count: LogLayout.entryHeaderSize)
+            var reader = ByteReader(head)
+            guard let _ = try? reader.uint8(), let length = try? reader.uint32(), Int(length) <= LogLayout.maximumEntrySize else {
+                throw .corrupt(detail: "log offset \(offset): no record entry here")
+            }
+            let bytes = try logBytes(at: offset, count: LogLayout.entryHeaderSize + Int(length))
+            do {
+                let (_, body) = try LogEntryCodec.body(ofEntry: bytes, at: offset)
+                return (bytes, body, "log offset \(offset)")
+            } catch {
+                throw Self.corrupt(error)
+            }
+        }
+    }
+
+    func recordHeader(at location: UInt64) throws(StoreError) -> RecordHeader {
+        let (bytes, range, place) = try recordBytes(at: location)
+        do { return try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog) } catch {
+            throw .corrupt(detail: error.within(place).description)
+        }
+    }
+
+    /// The row at `location`; `nil` for a tombstone.
+    func readRow(at location: UInt64) throws(StoreError) -> StoreRow? {
+        let (bytes, range, place) = try recordBytes(at: location)
+        do { return try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).1 } catch {
+            throw .corrupt(detail: error.within(place).description)
+        }
+    }
+
+    /// `count` bytes of the log at `offset`, through 64 KiB cached blocks.
+    func logBytes(at offset: UInt64, count: Int) throws(StoreError) -> [UInt8] {
+        guard let logFile else { throw .corrupt(detail: "log offset \(offset): the store has no log") }
+        let blockSize = UInt64(Self.logBlockSize)
+        let block = offset / blockSize
+        let within = Int(offset % blockSize)
+        if within + count <= Self.logBlockSize {
+            let key = block | RecordLocation.logBit
+            if case .logBlock(let bytes)? = cache.get(key), bytes.count >= within + count {
+                return Array(bytes[within..<(within + count)])
+            }
+            do {
+                let bytes = try logFile.read(at: block * blockSize, count: Self.logBlockSize)
+                cache.put(key, .logBlock(bytes))
+                guard bytes.count >= within + count else {
+                    throw StoreError.corrupt(detail: "log offset \(offset): the log ends before the record")
+                }
+                return Array(bytes[within..<(within + count)])
+            } catch let error as StoreIOError {
+                throw Self.ioError(error)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .io(detail: "\(error)")
+            }
+        }
+        do {
+            let bytes = try logFile.read(at: offset, count: count)
+            guard bytes.count == count else { throw StoreError.corrupt(detail: "log offset \(offset): the log ends before the record") }
+            return bytes
+        } catch let error as StoreIOError {
+            throw Self.ioError(error)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+    }
+
+    // MARK: Fetching
+
+    public func row(for objectID: StoreObjectID) throws(StoreError) -> StoreRow? {
+        try rw.withReadLock { () throws(StoreError) -> StoreRow? in
+            guard !isClosed else { throw .closed }
+            return try rowLocked(objectID)
+        }
+    }
+
+    func rowLocked(_ id: StoreObjectID) throws(StoreError) -> StoreRow? {
+        guard let entityID = catalog.entityID(of: id.entityName),
+              let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
+        return try readRow(at: location)
+    }
+
+    public func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult {
+        try rw.withReadLock { () throws(StoreError) -> StoreFetchResult in
+            guard !isClosed else { throw .closed }
+            let entityIDs = request.entityNames.compactMap { catalog.entityID(of: $0) }
+            if request.predicate == nil, request.sortDescriptors.isEmpty {
+                switch request.resultType {
+                case .count:
+                    let total = entityIDs.reduce(0) { $0 + index.liveCount(entityID: $1) }
+                    return .count(max(0, min(total - max(0, request.offset), request.limit > 0 ? request.limit : Int.max)))
+                case .objectIDs:
+                    let ids = try matching(request, entityIDs: entityIDs).map(\.objectID)
+                    return .objectIDs(ids)
+                case .rows:
+                    break
+                }
+            }
+            let rows = try matching(request, entityIDs: entityIDs)
+            switch request.resultType {
+            case .count: return .count(rows.count)
+            case .objectIDs: return .objectIDs(rows.map(\.objectID))
+            case .rows: return .rows(rows)
+            }
+        }
+    }
+
+    /// Reads every row of the fetched entities and runs the reference query over them.
+    /// Caller holds `rw`.
+    func matching(_ request: StoreFetchRequest, entityIDs: [Int]) throws(StoreError) -> [StoreRow] {
+        var rows: [StoreRow] = []
+        for entityID in entityIDs where entityID < index.tables.count {
+            let table = index.tables[entityID]
+            rows.reserveCapacity(rows.count + table.liveCount)
+            for position in table.keys.indices where table.locations[position] != 0 {
+                if let row = try readRow(at: table.locations[position]) { rows.append(row) }
+            }
+        }
+        var failure: StoreError?
+        let result = StoreQuery.run(request, candidates: rows, resolve: { [self] id in
+            do throws(StoreError) { return try rowLocked(id) } catch {
+                if failure == nil { failure = error }
+                return nil
+            }
+        }, entities: entities)
+        if let failure { throw failure }
+        return result
+    }
+
+    // MARK: Batch operations
+
+    public func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID] {
+        try checkWritable()
+        commitLock.lock()
+        drainGroupCommits()
+        let batch: CommitBatch
+        let ids: [StoreObjectID]
+        do {
+            var rowsRequest = request
+            rowsRequest.resultType = .rows
+            guard case .rows(let rows) = try execute(rowsRequest) else { preconditionFailure("a rows fetch returned something else") }
+            ids = rows.map(\.objectID)
+            guard !rows.isEmpty else {
+                commitLock.unlock()
+                return []
+            }
+            (batch, _) = try prepare(StoreChangeSet(deleted: rows.map { ($0.objectID, $0.version) }))
+        } catch {
+            commitLock.unlock()
+            throw error
+        }
+        enqueue(batch)
+        commitLock.unlock()
+        try wait(for: batch)
+        scheduleCheckpointIfNeeded()
+        return ids
+    }
+
+    public func batchUpdate(_ request: StoreFetchRequest, values: [String: StoreValue]) throws(StoreError) -> [StoreObjectID] {
+        try checkWritable()
+        commitLock.lock()
+        drainGroupCommits()
+        let batch: CommitBatch
+        let ids: [StoreObjectID]
+        do {
+            var rowsRequest = request
+            rowsRequest.resultType = .rows
+            guard case .rows(let rows) = try execute(rowsRequest) else { preconditionFailure("a rows fetch returned something else") }
+            ids = rows.map(\.objectID)
+            guard !rows.isEmpty else {
+                commitLock.unlock()
+                return []
+            }
+            let updated = rows.map { row -> StoreRow in
+                var next = row
+                next.values.merge(values) { _, new in new }
+                return next
+            }
+            (batch, _) = try prepare(StoreChangeSet(updated: updated))
+        } catch {
+            commitLock.unlock()
+            throw error
+        }
+        enqueue(batch)
+        commitLock.unlock()
+        try wait(for: batch)
+        scheduleCheckpointIfNeeded()
+        return ids
+    }
+}

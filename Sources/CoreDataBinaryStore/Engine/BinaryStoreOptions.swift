@@ -1,0 +1,29 @@
+import CoreDataBinaryFormat
+
+/// How a binary store is opened.
+public struct BinaryStoreOptions: Sendable {
+    /// When a save is durable (Formats/wal.md §5).
+    public enum Durability: String, Sendable {
+        /// Every save is synced before `save()` returns (SQLite's `synchronous=FULL`).
+        case full
+        /// Saves are written but synced only at checkpoint and close: never corrupt, but power
+        /// loss may lose the last saves (SQLite's `synchronous=NORMAL`).
+        case normal
+    }
+
+    public var durability: Durability = .full
+    /// The most bytes of decoded pages kept in memory.
+    public var pageCacheBytes = 64 << 20
+    /// A background checkpoint starts when the log grows past this many bytes.
+    public var checkpointThreshold = LogLayout.defaultCheckpointThreshold
+    /// Open for reading only: never writes, takes a shared lock.
+    public var readOnly = false
+    /// Wait for another process's lock instead of failing at once.
+    public var waitForLock = false
+    /// Checkpoint in the background when the log passes the threshold.
+    public var backgroundCheckpoints = true
+    /// The file layer; tests replace it to inject crashes and I/O errors.
+    public var fileSystem: any StoreFileSystem = POSIXFileSystem()
+
+    public init() {}
+}

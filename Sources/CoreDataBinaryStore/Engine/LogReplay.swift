@@ -1,0 +1,113 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+
+/// Reads the log's valid, committed frames (Formats/wal.md §7) and what each save did.
+struct LogReplay {
+    struct Record {
+        var entityID: Int
+        var key: Int64
+        /// A ``RecordLocation`` raw value in the log.
+        var location: UInt64
+        var tombstone: Bool
+    }
+
+    struct Transaction {
+        var catalog: Catalog?
+        var metadata: StoreMetadata?
+        var records: [Record] = []
+        /// The log offset of the transaction's first frame.
+        var offset: UInt64 = 0
+        var frames = 0
+    }
+
+    var transactions: [Transaction] = []
+    /// Where the next frame goes: just past the last valid commit frame.
+    var end = UInt64(LogLayout.firstFrameOffset)
+    var sequence: UInt64 = 0
+    var chain: UInt64
+    /// Bytes after ``end`` (a dropped tail or stale frames).
+    var droppedBytes: UInt64 = 0
+
+    /// Replays `log` of `size` bytes whose frames carry `salt`.
+    ///
+    /// - Throws: ``StoreError/corrupt(detail:)`` when a damaged frame is followed by a valid one
+    ///   (damage in committed data, not a torn tail), or a committed frame holds a bad entry.
+    static func run(_ log: any StoreFile, size: UInt64, salt: UInt64, catalog initial: Catalog) throws -> LogReplay {
+        var replay = LogReplay(chain: salt)
+        var catalog = initial
+        var offset = UInt64(LogLayout.firstFrameOffset)
+        var open = Transaction(offset: offset)
+        var openChain = salt
+        var openSequence: UInt64 = 0
+        while offset + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize) <= size {
+            let headBytes = try log.read(at: offset, count: LogLayout.frameHeaderSize)
+            guard let head = LogFrameHeader(decoding: headBytes), head.salt == salt, head.sequence == openSequence + 1,
+                  offset + UInt64(head.totalLength) <= size
+            else {
+                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1)
+                break
+            }
+            let frame = try log.read(at: offset, count: head.totalLength)
+            guard LogFrameCodec.isValid(frame, seed: openChain) else {
+                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1)
+                break
+            }
+            let payload = Array(frame[LogLayout.frameHeaderSize..<(LogLayout.frameHeaderSize + head.payloadLength)])
+            let entries = try LogEntryCodec.entries(of: payload, frameOffset: offset)
+            for entry in entries {
+                let body = Array(payload[entry.body])
+                let location = offset + UInt64(LogLayout.frameHeaderSize + entry.offsetInPayload)
+                switch entry.kind {
+                case .catalog:
+                    do { catalog = try Catalog(decoding: body) } catch { throw error.within("log offset \(location) (catalog entry)") }
+                    open.catalog = catalog
+                case .metadata:
+                    open.metadata = try MetadataCodec.decode(body, location: "log offset \(location) (metadata entry)")
+                case .put, .tombstone:
+                    let record: RecordHeader
+                    do { record = try RecordCodec.decodeHeader(body, catalog: catalog) } catch { throw error.within("log offset \(location)") }
+                    open.records.append(Record(
+                        entityID: record.entityID, key: record.primaryKey, location: location | RecordLocation.logBit,
+                        tombstone: entry.kind == .tombstone))
+                }
+            }
+            openChain = LogFrameCodec.storedChecksum(of: frame) ?? openChain
+            openSequence = head.sequence
+            open.frames += 1
+            offset += UInt64(head.totalLength)
+            if head.isCommit {
+                replay.transactions.append(open)
+                replay.end = offset
+                replay.sequence = openSequence
+                replay.chain = openChain
+                open = Transaction(offset: offset)
+            }
+        }
+        replay.droppedBytes = size > replay.end ? size - replay.end : 0
+        return replay
+    }
+
+    /// A frame that fails at `offset` is a torn tail unless the frame after it validates when
+    /// chained from its stored checksum: then it is a committed frame damaged in place.
+    private static func checkNotDamagedInPlace(_ log: any StoreFile, at offset: UInt64, size: UInt64, salt: UInt64, sequence: UInt64) throws {
+        let headBytes = try log.read(at: offset, count: LogLayout.frameHeaderSize)
+        guard headBytes.count == LogLayout.frameHeaderSize else { return }
+        // Read the length leniently: a flipped magic or flag must not hide the damage.
+        var reader = ByteReader(headBytes, from: 8)
+        guard let length = try? reader.uint32(), Int(length) <= LogLayout.maximumEntrySize + LogLayout.maximumFramePayload else { return }
+        let total = UInt64(LogLayout.frameHeaderSize + Int(length) + LogLayout.frameTrailerSize)
+        guard offset + total + UInt64(LogLayout.frameHeaderSize) <= size else { return }
+        let trailer = try log.read(at: offset + total - UInt64(LogLayout.frameTrailerSize), count: LogLayout.frameTrailerSize)
+        guard trailer.count == LogLayout.frameTrailerSize else { return }
+        var trailerReader = ByteReader(trailer)
+        guard let storedChecksum = try? trailerReader.uint64() else { return }
+        let next = offset + total
+        let nextHead = try log.read(at: next, count: LogLayout.frameHeaderSize)
+        guard let header = LogFrameHeader(decoding: nextHead), header.salt == salt, header.sequence == sequence + 1,
+              next + UInt64(header.totalLength) <= size else { return }
+        let frame = try log.read(at: next, count: header.totalLength)
+        if LogFrameCodec.isValid(frame, seed: storedChecksum) {
+            throw BinaryFormatError("log offset \(offset)", "the frame is damaged but the frames after it are valid: committed saves would be lost, so the store is not opened")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import CoreDataBinaryFormat
+import Foundation
+
+/// Decoded data pages and blocks of the log, bounded in bytes, evicted by CLOCK (second chance):
+/// a page read once by a scan is evicted before a page read again, so one big fetch does not
+/// flush the pages point lookups keep using.
+///
+/// Threading: safe from any thread; one lock around the table.
+final class PageCache: @unchecked Sendable {
+    enum Entry {
+        case dataPage(DataPage)
+        case logBlock([UInt8])
+
+        var cost: Int {
+            switch self {
+            case .dataPage(let page): return page.payload.count + 8 * page.offsets.count + 64
+            case .logBlock(let bytes): return bytes.count + 64
+            }
+        }
+    }
+
+    private struct Slot {
+        var key: UInt64
+        var entry: Entry
+        var referenced: Bool
+    }
+
+    private let lock = NSLock()
+    private let capacity: Int
+    private var slots: [Slot] = []
+    private var positions: [UInt64: Int] = [:]
+    private var hand = 0
+    private var used = 0
+
+    /// - Parameter capacity: the most bytes of decoded pages to keep.
+    init(capacity: Int) { self.capacity = max(0, capacity) }
+
+    func get(_ key: UInt64) -> Entry? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let position = positions[key] else { return nil }
+        slots[position].referenced = true
+        return slots[position].entry
+    }
+
+    func put(_ key: UInt64, _ entry: Entry) {
+        let cost = entry.cost
+        guard cost <= capacity else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        if let position = positions[key] {
+            used += cost - slots[position].entry.cost
+            slots[position].entry = entry
+            return
+        }
+        while used + cost > capacity, !slots.isEmpty { evictOne() }
+        positions[key] = slots.count
+        slots.append(Slot(key: key, entry: entry, referenced: false))
+        used += cost
+    }
+
+    private func evictOne() {
+        while true {
+            if hand >= slots.count { hand = 0 }
+            if slots[hand].referenced {
+                slots[hand].referenced = false
+                hand += 1
+                continue
+            }
+            let victim = slots[hand]
+            used -= victim.entry.cost
+            positions[victim.key] = nil
+            let last = slots.count - 1
+            if hand != last {
+                slots[hand] = slots[last]
+                positions[slots[hand].key] = hand
+            }
+            slots.removeLast()
+            return
+        }
+    }
+
+    /// Drops every entry whose key matches, e.g. all log blocks when the log starts over.
+    func removeAll(where predicate: (UInt64) -> Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        let kept = slots.filter { !predicate($0.key) }
+        slots = kept
+        positions = [:]
+        used = 0
+        for (index, slot) in slots.enumerated() {
+            positions[slot.key] = index
+            used += slot.entry.cost
+        }
+        hand = 0
+    }
+}

@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The real file layer: `pread`, `pwrite`, `fdatasync`, `flock`.
+public struct POSIXFileSystem: StoreFileSystem {
+    public init() {}
+
+    public func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile {
+        var flags = readOnly ? O_RDONLY : O_RDWR
+        if create { flags |= O_CREAT }
+        flags |= O_CLOEXEC
+        let fd = path.withCString { Glibc.open($0, flags, 0o644) }
+        guard fd >= 0 else { throw Self.error("open", path) }
+        return POSIXFile(fd: fd, path: path)
+    }
+
+    public func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    public func remove(_ path: String) throws(StoreIOError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw Self.error("remove", path) }
+    }
+
+    public func rename(_ source: String, to destination: String) throws(StoreIOError) {
+        guard Glibc.rename(source, destination) == 0 else { throw Self.error("rename to \(destination)", source) }
+    }
+
+    public func syncDirectory(containing path: String) throws(StoreIOError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let target = directory.isEmpty ? "." : directory
+        let fd = Glibc.open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.error("open directory", target) }
+        defer { _ = Glibc.close(fd) }
+        guard fsync(fd) == 0 else { throw Self.error("fsync directory", target) }
+    }
+
+    static func error(_ operation: String, _ path: String) -> StoreIOError {
+        let code = errno
+        return StoreIOError(operation: operation, path: path, code: code, reason: String(cString: strerror(code)))
+    }
+}
+
+final class POSIXFile: StoreFile, @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    // The engine never uses a file after closing it; the flag only makes close idempotent.
+    private var isClosed = false
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close() }
+
+    func read(at offset: UInt64, count: Int) throws(StoreIOError) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw POSIXFileSystem.error("read", path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        if done < count { buffer.removeSubrange(done...) }
+        return buffer
+    }
+
+    func write(_ bytes: [UInt8], at offset: UInt64) throws(StoreIOError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                pwrite(fd, raw.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw POSIXFileSystem.error("write", path)
+            }
+            done += n
+        }
+    }
+
+    func sync() throws(StoreIOError) {
+        guard fdatasync(fd) == 0 else { throw POSIXFileSystem.error("fdatasync", path) }
+    }
+
+    func size() throws(StoreIOError) -> UInt64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw POSIXFileSystem.error("stat", path) }
+        return UInt64(info.st_size)
+    }
+
+    func truncate(to size: UInt64) throws(StoreIOError) {
+        guard ftruncate(fd, off_t(size)) == 0 else { throw POSIXFileSystem.error("truncate", path) }
+    }
+
+    func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool {
+        var operation = exclusive ? LOCK_EX : LOCK_SH
+        if !wait { operation |= LOCK_NB }
+        while flock(fd, operation) != 0 {
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK { return false }
+            throw POSIXFileSystem.error("lock", path)
+        }
+        return true
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        _ = Glibc.close(fd)
+    }
+}

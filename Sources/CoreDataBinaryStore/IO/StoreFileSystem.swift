@@ -1,0 +1,49 @@
+/// The file layer under the binary store. The engine does all its I/O through it, so tests can
+/// replace it with one that crashes, tears writes, drops unsynced data or fails with `EIO` and
+/// `ENOSPC` at any chosen operation.
+///
+/// Threading: implementations must be safe to call from several threads at once.
+public protocol StoreFileSystem: Sendable {
+    /// Opens a file; `create` makes it when missing (never truncates an existing one).
+    func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile
+    func fileExists(_ path: String) -> Bool
+    func remove(_ path: String) throws(StoreIOError)
+    /// Replaces `destination` with `source` atomically.
+    func rename(_ source: String, to destination: String) throws(StoreIOError)
+    /// Makes creates, removes and renames in the folder holding `path` durable.
+    func syncDirectory(containing path: String) throws(StoreIOError)
+}
+
+/// One open file.
+public protocol StoreFile: AnyObject, Sendable {
+    /// Up to `count` bytes at `offset`; fewer only at the end of the file.
+    func read(at offset: UInt64, count: Int) throws(StoreIOError) -> [UInt8]
+    /// Writes all of `bytes` at `offset`, extending the file as needed.
+    func write(_ bytes: [UInt8], at offset: UInt64) throws(StoreIOError)
+    /// `fdatasync`: everything written so far is durable when it returns.
+    func sync() throws(StoreIOError)
+    func size() throws(StoreIOError) -> UInt64
+    func truncate(to size: UInt64) throws(StoreIOError)
+    /// Takes an advisory lock on the file for this handle: exclusive for a writer, shared for
+    /// readers. Returns `false` when another process holds a conflicting lock and `wait` is false.
+    func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool
+    func close()
+}
+
+/// A failed file operation: which, on which file, and the system's reason.
+public struct StoreIOError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var path: String
+    /// The `errno` value, 0 when there is none.
+    public var code: Int32
+    public var reason: String
+
+    public init(operation: String, path: String, code: Int32, reason: String) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+        self.reason = reason
+    }
+
+    public var description: String { "\(operation) \(path) failed: \(reason)" }
+}
