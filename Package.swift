@@ -100,6 +100,15 @@ let package = Package(
             dependencies: ["CoreDataPageCodec"]
         ),
         .testTarget(
+            name: "CoreDataBinaryStoreTests",
+            dependencies: ["CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataStorage", "CoreDataModel"]
+        ),
+        .testTarget(
+            name: "CoreDataBinaryFormatTests",
+            dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate"],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
             name: "AppleStyleClientTests",
             dependencies: ["CoreData"]
         ),

@@ -75,9 +75,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         fresh[NSStoreModelVersionHashesKey] = Self.hashes(of: members)
         fresh[NSStoreModelVersionIdentifiersKey] = Array(managedObjectModel.versionIdentifiers.map { "\($0)" })
         let engine = try factory(managedObjectModel, storeURL, options ?? [:], fresh)
-        let metadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try engine.metadata() }
-        if let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any] {
-            try checkCompatible(recorded: recorded, members: members, url: storeURL)
+        let metadata: StoreMetadata
+        do {
+            metadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try engine.metadata() }
+            if let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any] {
+                try checkCompatible(recorded: recorded, members: members, url: storeURL)
+            }
+        } catch {
+            // Release the files (and a binary store's lock) of a store that is not added.
+            try? engine.close()
+            throw error
         }
         let storeIdentifier = (metadata[NSStoreUUIDKey] as? String) ?? identifier
         let store = NSPersistentStore(
@@ -85,7 +92,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             engine: engine, identifier: storeIdentifier)
         lock.lock()
         defer { lock.unlock() }
-        try checkNoCrossStoreRelationships(adding: members)
+        do {
+            try checkNoCrossStoreRelationships(adding: members)
+        } catch {
+            try? engine.close()
+            throw error
+        }
         store.persistentStoreCoordinator = self
         stores.append(store)
         return store

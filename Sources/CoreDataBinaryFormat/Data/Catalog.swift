@@ -4,6 +4,9 @@ public struct Catalog: Sendable, Equatable {
     /// One entity: its name and its properties in index order.
     public struct Entity: Sendable, Equatable {
         public var name: String
+        /// At least one more than every primary key ever saved for the entity, deleted ones
+        /// included, as of the checkpoint that wrote the catalog (§6): keys are never reused.
+        public var nextPrimaryKey: Int64 = 1
         public private(set) var properties: [String]
         fileprivate var indexes: [String: Int]
 
@@ -49,12 +52,19 @@ public struct Catalog: Sendable, Equatable {
         return changed
     }
 
+    /// Records the next primary key of an entity the catalog names.
+    public mutating func setNextPrimaryKey(_ key: Int64, of name: String) {
+        guard let id = ids[name] else { return }
+        entities[id].nextPrimaryKey = max(entities[id].nextPrimaryKey, key)
+    }
+
     /// The catalog page payload.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter()
         writer.varint(UInt64(entities.count))
         for entity in entities {
             writer.string(entity.name)
+            writer.varint(UInt64(max(1, entity.nextPrimaryKey)))
             writer.varint(UInt64(entity.properties.count))
             for property in entity.properties { writer.string(property) }
         }
@@ -68,6 +78,8 @@ public struct Catalog: Sendable, Equatable {
         for _ in 0..<count {
             let name = try reader.string("entity name")
             guard ids[name] == nil else { throw BinaryFormatError("catalog", "entity '\(name)' appears twice") }
+            let nextKey = try reader.varint("next primary key of \(name)")
+            guard nextKey >= 1, nextKey <= UInt64(Int64.max) else { throw BinaryFormatError("catalog", "next primary key \(nextKey) of '\(name)' is out of range") }
             let propertyCount = try reader.count("property count of \(name)", atMost: reader.remaining)
             var properties: [String] = []
             for _ in 0..<propertyCount { properties.append(try reader.string("property name of \(name)")) }
@@ -75,6 +87,7 @@ public struct Catalog: Sendable, Equatable {
                 throw BinaryFormatError("catalog", "entity '\(name)' names a property twice")
             }
             register(entity: name, properties: properties)
+            entities[entities.count - 1].nextPrimaryKey = Int64(nextKey)
         }
         guard reader.isAtEnd else { throw BinaryFormatError("catalog", "\(reader.remaining) bytes follow the last entity") }
     }

@@ -13,6 +13,13 @@ public struct RecordHeader: Sendable, Equatable {
     public var entityID: Int
     public var primaryKey: Int64
     public var version: Int64
+
+    public init(kind: Kind, entityID: Int, primaryKey: Int64, version: Int64) {
+        self.kind = kind
+        self.entityID = entityID
+        self.primaryKey = primaryKey
+        self.version = version
+    }
 }
 
 /// Encodes rows into records and back (Formats/binary-store.md §5). No I/O.

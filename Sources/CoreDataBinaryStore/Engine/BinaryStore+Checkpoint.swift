@@ -28,7 +28,20 @@ extension BinaryStore {
     /// Caller holds `commitLock` with no save queued.
     func checkpointLocked(truncatingLog: Bool) throws(StoreError) {
         guard let logFile else { return }
-        let hasLog = logEnd > UInt64(LogLayout.firstFrameOffset)
+        guard logEnd > UInt64(LogLayout.firstFrameOffset) else {
+            // Nothing to copy: leave the data file untouched (a store opened and closed without
+            // a save keeps its bytes), only drop stale frames when asked.
+            if truncatingLog, (try? logFile.size()).map({ $0 > UInt64(LogLayout.headerSize) }) == true {
+                do {
+                    try logFile.truncate(to: UInt64(LogLayout.headerSize))
+                    try logFile.sync()
+                } catch {
+                    throw .io(detail: "the log could not be truncated: \(error)")
+                }
+            }
+            return
+        }
+        let hasLog = true
         let generation = root.generation + 1
         var output: [UInt8] = []
         var written = root.dataEnd
@@ -102,7 +115,10 @@ extension BinaryStore {
             total += UInt64(entries.count)
         }
         let directory = indexPages.isEmpty ? 0 : try appendPage(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages, totalEntries: total))
-        let (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
+        var (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
+        keyLock.lock()
+        for (name, key) in nextKeys { currentCatalog.setNextPrimaryKey(key, of: name) }
+        keyLock.unlock()
         let catalogOffset = try appendPage(.catalog, currentCatalog.encoded())
         let metadataOffset = try appendPage(.metadata, try Self.encodeMetadata(currentMetadata))
         try flush()

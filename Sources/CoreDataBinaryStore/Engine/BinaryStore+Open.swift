@@ -19,6 +19,7 @@ extension BinaryStore {
         var logChain: UInt64
         var logTombstones: [(entityID: Int, key: Int64, location: UInt64)]
         var nextKeys: [String: Int64]
+        var report: BinaryStore.OpenReport
     }
 
     static func open(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions) throws(StoreError) -> Opened {
@@ -129,14 +130,20 @@ extension BinaryStore {
         do { metadata = try MetadataCodec.decode(metadataPayload, location: "data file offset \(root.metadataOffset) (metadata page)") } catch { throw corrupt(error) }
 
         var index: ObjectIndex
+        var report = OpenReport()
         do {
             index = try loadIndex(dataFile, root: root, catalog: catalog)
         } catch {
             index = try rebuildIndex(dataFile, root: root, catalog: catalog)
+            report.rebuiltIndex = "\(error)"
         }
         var nextKeys: [String: Int64] = [:]
+        for entity in catalog.entities where entity.nextPrimaryKey > 1 { nextKeys[entity.name] = entity.nextPrimaryKey }
         for (entityID, table) in index.tables.enumerated() where entityID < catalog.entities.count {
-            if let last = table.keys.last { nextKeys[catalog.entities[entityID].name] = last + 1 }
+            if let last = table.keys.last {
+                let name = catalog.entities[entityID].name
+                nextKeys[name] = max(nextKeys[name, default: 1], last + 1)
+            }
         }
 
         // The log.
@@ -188,6 +195,8 @@ extension BinaryStore {
                     logEnd = replay.end
                     sequence = replay.sequence
                     chain = replay.chain
+                    report.replayedSaves = replay.transactions.count
+                    report.droppedLogBytes = replay.droppedBytes
                 }
             }
             if !options.readOnly, try dataFile.size() > root.dataEnd {
@@ -207,7 +216,7 @@ extension BinaryStore {
         return Opened(
             dataFile: dataFile, logFile: logFile, header: header, root: root, activeSlot: activeSlot, catalog: catalog,
             index: index, metadata: metadata, logEnd: logEnd, logSequence: sequence, logChain: chain,
-            logTombstones: tombstones, nextKeys: nextKeys)
+            logTombstones: tombstones, nextKeys: nextKeys, report: report)
     }
 
     /// Loads the persisted index through its directory; throws on any damage so the caller rebuilds.
@@ -250,10 +259,10 @@ extension BinaryStore {
         var index = ObjectIndex()
         var offset = UInt64(BinaryStoreLayout.firstPageOffset)
         while offset < root.dataEnd {
-            let (header, payload) = try readPage(file, at: offset, dataEnd: root.dataEnd)
-            if header.kind == .data {
-                let page: DataPage
-                do { page = try DataPage(payload: payload, pageOffset: offset) } catch { throw corrupt(error) }
+            let length = try pageLength(file, at: offset)
+            if try pageKind(file, at: offset) == .data {
+                // Only data pages matter here; a damaged index page is why we are rebuilding.
+                let page = try readDataPage(file, at: offset, dataEnd: root.dataEnd)
                 for slot in 0..<page.count {
                     guard let range = page.range(of: slot) else { continue }
                     let record: RecordHeader
@@ -267,14 +276,22 @@ extension BinaryStore {
                     }
                 }
             }
-            offset += UInt64(BinaryStoreLayout.pageHeaderSize) + UInt64(try pageLength(file, at: offset))
+            offset += UInt64(BinaryStoreLayout.pageHeaderSize) + UInt64(length)
         }
         index.compact()
         return index
     }
 
     private static func pageLength(_ file: any StoreFile, at offset: UInt64) throws(StoreError) -> Int {
-        do { return try PageHeader(decoding: try file.read(at: offset, count: BinaryStoreLayout.pageHeaderSize), at: offset).storedLength } catch let error as BinaryFormatError {
+        try pageHeader(file, at: offset).storedLength
+    }
+
+    private static func pageKind(_ file: any StoreFile, at offset: UInt64) throws(StoreError) -> PageKind {
+        try pageHeader(file, at: offset).kind
+    }
+
+    private static func pageHeader(_ file: any StoreFile, at offset: UInt64) throws(StoreError) -> PageHeader {
+        do { return try PageHeader(decoding: try file.read(at: offset, count: BinaryStoreLayout.pageHeaderSize), at: offset) } catch let error as BinaryFormatError {
             throw corrupt(error)
         } catch let error as StoreIOError {
             throw ioError(error)

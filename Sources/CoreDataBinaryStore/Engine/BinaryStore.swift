@@ -18,8 +18,22 @@ import Foundation
 /// Memory: 16 bytes per object for the index plus the page cache bound; rows are read from the
 /// files when fetched.
 public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
+    /// What opening found.
+    public struct OpenReport: Sendable, Equatable {
+        /// Why the persisted index could not be used, when open rebuilt it from the data pages.
+        public var rebuiltIndex: String?
+        /// Saves read back from the log.
+        public var replayedSaves = 0
+        /// Log bytes after the last complete save: a torn tail, or frames of an earlier checkpoint.
+        public var droppedLogBytes: UInt64 = 0
+
+        public init() {}
+    }
+
     /// The data file's path; the log is `path + "-wal"`.
     public let path: String
+    /// What opening the store found.
+    public let openReport: OpenReport
     let options: BinaryStoreOptions
     let fileSystem: any StoreFileSystem
     let entities: [String: NSEntityDescription]
@@ -91,6 +105,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         logChain = opened.logChain
         logTombstones = opened.logTombstones
         nextKeys = opened.nextKeys
+        openReport = opened.report
     }
 
     var logPath: String { path + "-wal" }

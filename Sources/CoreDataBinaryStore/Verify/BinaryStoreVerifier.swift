@@ -1,0 +1,224 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+
+/// Reads a whole binary store and its log and lists every damaged location
+/// (Formats/binary-store.md §13). Reads only; takes no lock.
+struct BinaryStoreVerifier {
+    let path: String
+    let fileSystem: any StoreFileSystem
+    var result = BinaryStoreVerification()
+
+    init(path: String, fileSystem: any StoreFileSystem) {
+        self.path = path
+        self.fileSystem = fileSystem
+    }
+
+    mutating func run() -> BinaryStoreVerification {
+        let file: any StoreFile
+        do { file = try fileSystem.open(path, create: false, readOnly: true) } catch {
+            result.report(path, "cannot be opened: \(error.reason)")
+            return result
+        }
+        defer { file.close() }
+        do {
+            try verifyData(file)
+        } catch {
+            result.report(path, "\(error)")
+        }
+        return result
+    }
+
+    private mutating func verifyData(_ file: any StoreFile) throws {
+        let head = try file.read(at: 0, count: BinaryStoreLayout.firstPageOffset)
+        let header: FileHeader
+        do { header = try FileHeader(decoding: head) } catch {
+            result.report(error.location, error.problem)
+            return
+        }
+        guard head.count == BinaryStoreLayout.firstPageOffset else {
+            result.report("data file offset \(head.count)", "the file ends inside its header area")
+            return
+        }
+        let slotRanges = BinaryStoreLayout.rootSlotOffsets.map { $0..<($0 + BinaryStoreLayout.rootSlotSize) }
+        var reserved: [Range<Int>] = []
+        var start = BinaryStoreLayout.headerSize
+        for range in slotRanges {
+            reserved.append(start..<range.lowerBound)
+            start = range.upperBound
+        }
+        reserved.append(start..<BinaryStoreLayout.firstPageOffset)
+        for range in reserved {
+            if let nonzero = range.first(where: { head[$0] != 0 }) {
+                result.report("data file offset \(nonzero)", "a reserved header byte is not zero")
+            }
+        }
+        var best: RootSlot?
+        for (slot, range) in slotRanges.enumerated() {
+            switch RootSlot.decode(Array(head[range])) {
+            case .unused: continue
+            case .damaged(let why): result.report("data file offset \(range.lowerBound) (root slot \(slot == 0 ? "A" : "B"))", why)
+            case .valid(let root): if root.generation > (best?.generation ?? 0) { best = root }
+            }
+        }
+        guard let root = best else {
+            result.report("data file offset \(slotRanges[0].lowerBound)", "no valid root slot")
+            return
+        }
+        let size = try file.size()
+        guard root.dataEnd <= size else {
+            result.report("data file offset \(size)", "the file ends before the data end \(root.dataEnd) the root records")
+            return
+        }
+        if size > root.dataEnd { result.notes.append("\(size - root.dataEnd) bytes past the data end (an unfinished checkpoint; a writable open drops them)") }
+
+        var catalog: Catalog?
+        do {
+            let (_, payload) = try BinaryStore.readPage(file, at: root.catalogOffset, dataEnd: root.dataEnd)
+            catalog = try Catalog(decoding: payload)
+        } catch {
+            result.report("data file offset \(root.catalogOffset) (catalog page)", "\(error)")
+        }
+        do {
+            let (_, payload) = try BinaryStore.readPage(file, at: root.metadataOffset, dataEnd: root.dataEnd)
+            _ = try MetadataCodec.decode(payload, location: "data file offset \(root.metadataOffset) (metadata page)")
+        } catch {
+            result.report("data file offset \(root.metadataOffset) (metadata page)", "\(error)")
+        }
+
+        // Every page, in file order; the latest record of each object gives the expected index.
+        var expected: [ObjectKey: UInt64] = [:]
+        var offset = UInt64(BinaryStoreLayout.firstPageOffset)
+        while offset < root.dataEnd {
+            let headBytes = try file.read(at: offset, count: BinaryStoreLayout.pageHeaderSize)
+            let pageHeader: PageHeader
+            do { pageHeader = try PageHeader(decoding: headBytes, at: offset) } catch {
+                result.report(error.location, "\(error.problem); the pages after it cannot be found")
+                break
+            }
+            let next = offset + UInt64(pageHeader.totalLength)
+            guard next <= root.dataEnd else {
+                result.report("data file offset \(offset) (\(pageHeader.kind))", "the page runs past the data end")
+                break
+            }
+            result.pagesByKind[pageHeader.kind.description, default: 0] += 1
+            do {
+                let page = try file.read(at: offset, count: pageHeader.totalLength)
+                let payload = try PageCodec.decodePayload(pageHeader, page: page, at: offset)
+                if pageHeader.kind == .data {
+                    result.storedPageBytes += pageHeader.storedLength
+                    result.decodedPageBytes += pageHeader.decodedLength
+                    let dataPage = try DataPage(payload: payload, pageOffset: offset)
+                    for slot in 0..<dataPage.count {
+                        guard let range = dataPage.range(of: slot), let catalog else { continue }
+                        do {
+                            let (record, _) = try RecordCodec.decode(dataPage.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog)
+                            result.pageRecords += 1
+                            let key = ObjectKey(entityID: record.entityID, key: record.primaryKey)
+                            expected[key] = record.kind == .row ? RecordLocation.page(offset: offset, slot: slot).raw : nil
+                        } catch {
+                            result.report("data file offset \(offset), slot \(slot)", error.problem)
+                        }
+                    }
+                }
+            } catch let error as BinaryFormatError {
+                result.report(error.location, error.problem)
+            } catch let error as StoreError {
+                result.report("data file offset \(offset)", "\(error)")
+            }
+            offset = next
+        }
+
+        // The persisted index must be exactly the latest record of each object.
+        if let catalog {
+            do {
+                let index = try BinaryStore.loadIndex(file, root: root, catalog: catalog)
+                var seen = 0
+                for (entityID, table) in index.tables.enumerated() {
+                    table.forEachLive { key, location in
+                        seen += 1
+                        if expected[ObjectKey(entityID: entityID, key: key)] != location {
+                            result.report("index entry \(catalog.entities[entityID].name)/p\(key)", "points to \(RecordLocation(raw: location)), not to the object's latest record")
+                        }
+                    }
+                }
+                if seen != expected.count {
+                    result.report("data file offset \(root.indexDirectoryOffset) (index)", "the index holds \(seen) objects but the pages hold \(expected.count)")
+                }
+            } catch {
+                result.report("data file offset \(root.indexDirectoryOffset) (index)", "\(error)")
+            }
+            try verifyLog(header: header, root: root, catalog: catalog, expected: &expected)
+            for (key, _) in expected {
+                let name = key.entityID < catalog.entities.count ? catalog.entities[key.entityID].name : "entity \(key.entityID)"
+                result.objectsByEntity[name, default: 0] += 1
+            }
+        }
+    }
+
+    private mutating func verifyLog(header: FileHeader, root: RootSlot, catalog: Catalog, expected: inout [ObjectKey: UInt64]) throws {
+        let logPath = path + "-wal"
+        guard fileSystem.fileExists(logPath) else {
+            result.notes.append("no log file (an empty log)")
+            return
+        }
+        let log = try fileSystem.open(logPath, create: false, readOnly: true)
+        defer { log.close() }
+        let size = try log.size()
+        guard size >= UInt64(LogLayout.headerSize) else {
+            if size > 0 { result.notes.append("the log is cut inside its header (\(size) bytes): an empty log") }
+            return
+        }
+        do {
+            let logHeader = try LogHeader(decoding: try log.read(at: 0, count: LogLayout.headerSize))
+            guard logHeader.storeUUID == header.storeUUID else {
+                result.report("log offset 16", "the log belongs to another store")
+                return
+            }
+            let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog)
+            var current = catalog
+            for transaction in replay.transactions {
+                result.logCommits += 1
+                result.logFrames += transaction.frames
+                if let newCatalog = transaction.catalog { current = newCatalog }
+                for record in transaction.records {
+                    let key = ObjectKey(entityID: record.entityID, key: record.key)
+                    expected[key] = record.tombstone ? nil : record.location
+                    let offset = record.location & ~RecordLocation.logBit
+                    let entryHead = try log.read(at: offset, count: LogLayout.entryHeaderSize)
+                    var reader = ByteReader(entryHead, from: 1)
+                    let length = Int(try reader.uint32())
+                    let bytes = try log.read(at: offset, count: LogLayout.entryHeaderSize + length)
+                    let (_, body) = try LogEntryCodec.body(ofEntry: bytes, at: offset)
+                    do { _ = try RecordCodec.decode(bytes, from: body.lowerBound, to: body.upperBound, catalog: current) } catch {
+                        result.report("log offset \(offset)", error.problem)
+                    }
+                }
+            }
+            if replay.droppedBytes > 0 {
+                result.notes.append("\(replay.droppedBytes) log bytes after the last save (a torn tail or frames of an earlier checkpoint)")
+            }
+        } catch let error as BinaryFormatError {
+            result.report(error.location, error.problem)
+        }
+    }
+}
+
+extension BinaryStore {
+    /// Verifies the store and log at `path` without opening it: every page, record, index
+    /// entry and log frame (Formats/binary-store.md §13). Used by the CLI's `verify`.
+    ///
+    /// Complexity: reads every byte of both files once.
+    public static func verify(path: String, fileSystem: any StoreFileSystem = POSIXFileSystem()) -> BinaryStoreVerification {
+        var verifier = BinaryStoreVerifier(path: path, fileSystem: fileSystem)
+        return verifier.run()
+    }
+
+    /// Verifies this open store; saves wait until it is done.
+    public func verify() throws(StoreError) -> BinaryStoreVerification {
+        try checkUsable()
+        commitLock.lock()
+        defer { commitLock.unlock() }
+        drainGroupCommits()
+        return Self.verify(path: path, fileSystem: fileSystem)
+    }
+}

@@ -1,0 +1,279 @@
+import CoreDataBinaryFormat
+import CoreDataBinaryStore
+import CoreDataModel
+import CoreDataPredicate
+import CoreDataStorage
+import Foundation
+import XCTest
+
+// Foundation on Linux declares its own (format-less) predicate classes.
+fileprivate typealias NSPredicate = CoreDataPredicate.NSPredicate
+fileprivate typealias NSSortDescriptor = CoreDataPredicate.NSSortDescriptor
+
+/// The engine through the store protocol: durability across reopen, checkpoints, the persisted
+/// and rebuilt index, conflicts, batch operations, compaction, locking and group commit.
+final class BinaryStoreEngineTests: XCTestCase {
+    private func open(_ path: String, _ options: BinaryStoreOptions = BinaryStoreOptions()) throws -> BinaryStore {
+        try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(["NSStoreUUID": UUID().uuidString]), options: options)
+    }
+
+    private func seed(_ store: BinaryStore) throws {
+        _ = try store.save(StoreChangeSet(inserted: [
+            BinaryTestModel.owner(1, "Ann", items: [1, 2]),
+            BinaryTestModel.item(1, owner: 1, tags: [1]), BinaryTestModel.item(2, owner: 1),
+            BinaryTestModel.tag(1, "red", items: [1]),
+        ]))
+    }
+
+    private func withVersion(_ row: StoreRow, _ version: Int64) -> StoreRow {
+        var copy = row
+        copy.version = version
+        return copy
+    }
+
+    func testSavesSurviveReopenFromTheLogAndFromPages() throws {
+        let path = BinaryTestModel.temporaryPath()
+        var store: BinaryStore? = try open(path)
+        try seed(XCTUnwrap(store))
+        let expected = withVersion(BinaryTestModel.item(2, owner: 1), 1)
+        XCTAssertEqual(try store?.row(for: expected.objectID), expected)
+        // Drop the handle without closing: the next open replays the log.
+        store = nil
+        let replayed = try open(path)
+        XCTAssertEqual(replayed.openReport.replayedSaves, 1)
+        XCTAssertEqual(try replayed.row(for: expected.objectID), expected)
+        try replayed.close()
+        // After close, everything is in pages and the log is empty.
+        let reopened = try open(path)
+        XCTAssertEqual(reopened.openReport, BinaryStore.OpenReport())
+        XCTAssertEqual(try reopened.row(for: expected.objectID), expected)
+        XCTAssertEqual(try reopened.objectCounts(), ["Owner": 1, "Item": 2, "Tag": 1])
+        XCTAssertTrue(try reopened.verify().isIntact)
+        try reopened.close()
+    }
+
+    func testUpdatesDeletesAndVersions() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        try seed(store)
+        var changed = BinaryTestModel.item(1, owner: nil)
+        changed.version = 1
+        changed.values["text"] = .string("changed")
+        let versions = try store.save(StoreChangeSet(updated: [changed], deleted: [(StoreObjectID(entityName: "Item", primaryKey: 2), 1)]))
+        XCTAssertEqual(versions[changed.objectID], 2)
+        XCTAssertNil(try store.row(for: StoreObjectID(entityName: "Item", primaryKey: 2)))
+        // A stale version is an optimistic-locking failure that names the stored row.
+        XCTAssertThrowsError(try store.save(StoreChangeSet(updated: [changed]))) { error in
+            guard case StoreError.optimisticLockingFailure(let conflicts) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(conflicts.first?.storedRow?.version, 2)
+        }
+        XCTAssertThrowsError(try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(1, "again")]))) { error in
+            XCTAssertEqual(error as? StoreError, .duplicateObjectID(StoreObjectID(entityName: "Tag", primaryKey: 1)))
+        }
+        XCTAssertThrowsError(try store.save(StoreChangeSet(inserted: [BinaryTestModel.item(9, owner: 99)]))) { error in
+            guard case StoreError.danglingReference = error else { return XCTFail("\(error)") }
+        }
+        try store.checkpoint()
+        try store.close()
+        let reopened = try open(path)
+        XCTAssertEqual(try reopened.row(for: changed.objectID)?.values["text"], .string("changed"))
+        XCTAssertNil(try reopened.row(for: StoreObjectID(entityName: "Item", primaryKey: 2)))
+        XCTAssertEqual(try reopened.newPrimaryKeys(entityName: "Item", count: 1), [3])
+        try reopened.close()
+    }
+
+    func testFetchesSortPageAndCount() throws {
+        let store = try open(BinaryTestModel.temporaryPath())
+        let items = (1...50).map { BinaryTestModel.item(Int64($0), owner: nil) }
+        _ = try store.save(StoreChangeSet(inserted: items))
+        try store.checkpoint()
+        _ = try store.save(StoreChangeSet(inserted: (51...60).map { BinaryTestModel.item(Int64($0), owner: nil) }))
+        let entity = try XCTUnwrap(BinaryTestModel.model.entitiesByName["Item"])
+        let request = StoreFetchRequest(
+            entity: entity, predicate: NSPredicate(format: "i64 < %@", NSNumber(value: Int64.min + 30)),
+            sortDescriptors: [NSSortDescriptor(key: "double", ascending: false)], offset: 2, limit: 5)
+        guard case .rows(let rows) = try store.execute(request) else { return XCTFail("expected rows") }
+        XCTAssertEqual(rows.map(\.objectID.primaryKey), [27, 26, 25, 24, 23])
+        guard case .count(let all) = try store.execute(StoreFetchRequest(entity: entity, resultType: .count)) else { return XCTFail() }
+        XCTAssertEqual(all, 60)
+        try store.close()
+    }
+
+    func testBatchDeleteAndUpdateAndCompaction() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        _ = try store.save(StoreChangeSet(inserted: (1...200).map { BinaryTestModel.item(Int64($0), owner: nil) }))
+        let entity = try XCTUnwrap(BinaryTestModel.model.entitiesByName["Item"])
+        let deleted = try store.batchDelete(StoreFetchRequest(entity: entity, predicate: NSPredicate(format: "flag == YES")))
+        XCTAssertEqual(deleted.count, 100)
+        let updated = try store.batchUpdate(StoreFetchRequest(entity: entity, predicate: NSPredicate(format: "i32 > %d", Int32.max - 10)), values: ["text": .string("top")])
+        XCTAssertEqual(updated.count, 5)
+        try store.checkpoint()
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        try store.compact()
+        let after = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        XCTAssertLessThan(after, before)
+        XCTAssertEqual(try store.row(for: StoreObjectID(entityName: "Item", primaryKey: 9))?.values["text"], .string("top"))
+        _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.item(500, owner: nil)]))
+        XCTAssertTrue(try store.verify().isIntact)
+        try store.close()
+        let reopened = try open(path)
+        XCTAssertEqual(try reopened.objectCounts()["Item"], 101)
+        XCTAssertEqual(try reopened.row(for: StoreObjectID(entityName: "Item", primaryKey: 9))?.version, 2)
+        let verification = try reopened.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try reopened.close()
+    }
+
+    func testDamagedIndexIsRebuiltFromTheDataPages() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        try seed(store)
+        try store.close()
+        // Damage the index directory page: open must rebuild, and lose nothing.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        let bytes = try XCTUnwrap(handle.readToEnd())
+        let rootA = RootSlot.decode(Array(bytes[512..<640]))
+        let rootB = RootSlot.decode(Array(bytes[1024..<1152]))
+        var directory: UInt64 = 0
+        for case .valid(let root) in [rootA, rootB] where root.generation >= 2 { directory = root.indexDirectoryOffset }
+        XCTAssertGreaterThan(directory, 0)
+        try handle.seek(toOffset: directory + 40)
+        try handle.write(contentsOf: Data([0xFF]))
+        try handle.close()
+        let reopened = try open(path)
+        XCTAssertNotNil(reopened.openReport.rebuiltIndex)
+        XCTAssertEqual(try reopened.objectCounts(), ["Owner": 1, "Item": 2, "Tag": 1])
+        XCTAssertEqual(try reopened.row(for: StoreObjectID(entityName: "Item", primaryKey: 1)), withVersion(BinaryTestModel.item(1, owner: 1, tags: [1]), 1))
+        let report = try reopened.verify()
+        XCTAssertFalse(report.isIntact)
+        XCTAssertTrue(report.issues.contains { $0.location.contains("data file offset \(directory)") }, "\(report)")
+        try reopened.close()
+    }
+
+    func testASecondWriterIsRefusedWithAClearError() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        XCTAssertThrowsError(try open(path)) { error in
+            XCTAssertTrue("\(error)".contains("locked by another process"), "\(error)")
+        }
+        var readOnly = BinaryStoreOptions()
+        readOnly.readOnly = true
+        XCTAssertThrowsError(try open(path, readOnly)) { XCTAssertTrue("\($0)".contains("locked"), "\($0)") }
+        try store.close()
+        let reader = try open(path, readOnly)
+        let secondReader = try open(path, readOnly)
+        XCTAssertThrowsError(try reader.save(StoreChangeSet(inserted: [BinaryTestModel.tag(1, "x")]))) {
+            XCTAssertTrue("\($0)".contains("read-only"), "\($0)")
+        }
+        try reader.close()
+        try secondReader.close()
+    }
+
+    /// Concurrent savers share syncs, and a fetch always sees whole saves.
+    func testGroupCommitSharesSyncsAndFetchesSeeWholeSaves() throws {
+        let counting = SyncCountingFileSystem()
+        var options = BinaryStoreOptions()
+        options.fileSystem = counting
+        let store = try open(BinaryTestModel.temporaryPath(), options)
+        let keys = try store.newPrimaryKeys(entityName: "Tag", count: 8 * 50 * 2)
+        let entity = try XCTUnwrap(BinaryTestModel.model.entitiesByName["Tag"])
+        let syncsBefore = counting.syncs
+        let torn = LockedCounter()
+        DispatchQueue.concurrentPerform(iterations: 9) { worker in
+            if worker == 8 {
+                // A reader: every save inserts two tags, so a whole-save view has an even count.
+                for _ in 0..<200 {
+                    if case .count(let n)? = try? store.execute(StoreFetchRequest(entity: entity, resultType: .count)), n % 2 != 0 { torn.add() }
+                }
+                return
+            }
+            for round in 0..<50 {
+                let base = (worker * 50 + round) * 2
+                _ = try? store.save(StoreChangeSet(inserted: [
+                    BinaryTestModel.tag(keys[base], "a"), BinaryTestModel.tag(keys[base + 1], "b"),
+                ]))
+            }
+        }
+        XCTAssertEqual(torn.value, 0)
+        XCTAssertEqual(try store.objectCounts()["Tag"], 800)
+        let syncs = counting.syncs - syncsBefore
+        XCTAssertLessThanOrEqual(syncs, 400, "each of 400 saves syncs at most once")
+        print("group commit: 400 saves from 8 threads took \(syncs) log syncs")
+        try store.close()
+    }
+
+    func testRelaxedDurabilityDoesNotSyncEachSave() throws {
+        let counting = SyncCountingFileSystem()
+        var options = BinaryStoreOptions()
+        options.fileSystem = counting
+        options.durability = .normal
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path, options)
+        let before = counting.syncs
+        for key in 1...20 { _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(Int64(key), "t")])) }
+        XCTAssertEqual(counting.syncs, before)
+        try store.close()
+        XCTAssertEqual(try open(path).objectCounts()["Tag"], 20)
+    }
+
+    func testMetadataIsDurable() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        var metadata = try store.metadata()
+        metadata["AppVersion"] = "3.0"
+        try store.setMetadata(metadata)
+        try store.close()
+        XCTAssertEqual(try open(path).metadata()["AppVersion"] as? String, "3.0")
+    }
+
+    func testNotAStoreAndMissingStoreErrors() throws {
+        let path = BinaryTestModel.temporaryPath()
+        try Data("hello, this is not a store".utf8).write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try open(path)) { XCTAssertTrue("\($0)".contains("not a binary store"), "\($0)") }
+        var readOnly = BinaryStoreOptions()
+        readOnly.readOnly = true
+        XCTAssertThrowsError(try open(BinaryTestModel.temporaryPath(), readOnly)) { XCTAssertTrue("\($0)".contains("there is no store"), "\($0)") }
+    }
+}
+
+/// The real file layer, counting syncs.
+final class SyncCountingFileSystem: StoreFileSystem, @unchecked Sendable {
+    private let base = POSIXFileSystem()
+    private let counter = LockedCounter()
+    var syncs: Int { counter.value }
+
+    func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile {
+        CountingFile(try base.open(path, create: create, readOnly: readOnly), counter)
+    }
+    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
+    func remove(_ path: String) throws(StoreIOError) { try base.remove(path) }
+    func rename(_ source: String, to destination: String) throws(StoreIOError) { try base.rename(source, to: destination) }
+    func syncDirectory(containing path: String) throws(StoreIOError) { try base.syncDirectory(containing: path) }
+
+    private final class CountingFile: StoreFile, @unchecked Sendable {
+        let file: any StoreFile
+        let counter: LockedCounter
+        init(_ file: any StoreFile, _ counter: LockedCounter) {
+            self.file = file
+            self.counter = counter
+        }
+        func read(at offset: UInt64, count: Int) throws(StoreIOError) -> [UInt8] { try file.read(at: offset, count: count) }
+        func write(_ bytes: [UInt8], at offset: UInt64) throws(StoreIOError) { try file.write(bytes, at: offset) }
+        func sync() throws(StoreIOError) {
+            counter.add()
+            try file.sync()
+        }
+        func size() throws(StoreIOError) -> UInt64 { try file.size() }
+        func truncate(to size: UInt64) throws(StoreIOError) { try file.truncate(to: size) }
+        func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool { try file.lock(exclusive: exclusive, wait: wait) }
+        func close() { file.close() }
+    }
+}
+
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
+}

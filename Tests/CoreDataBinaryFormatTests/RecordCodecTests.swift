@@ -1,0 +1,104 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+import XCTest
+
+/// Records (Formats/binary-store.md §5): every value type round-trips; damaged bytes throw.
+final class RecordCodecTests: XCTestCase {
+    private func catalog(for rows: [StoreRow]) -> Catalog {
+        var catalog = Catalog()
+        for row in rows { RecordCodec.register(row, in: &catalog) }
+        return catalog
+    }
+
+    func testEveryValueTypeRoundTrips() throws {
+        var row = BinaryTestModel.item(42, owner: 7, tags: [3, 1, 2])
+        row.version = 9
+        row.values["text"] = .string("")
+        row.values["i64"] = .integer(Int64.max)
+        let catalog = catalog(for: [row])
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        let (header, decoded) = try RecordCodec.decode(writer.bytes, catalog: catalog)
+        XCTAssertEqual(header, RecordHeader(kind: .row, entityID: try XCTUnwrap(catalog.entityID(of: "Item")), primaryKey: 42, version: 9))
+        XCTAssertEqual(decoded, row)
+    }
+
+    func testNullsAreNotWrittenAndReadBackAbsent() throws {
+        let row = StoreRow(objectID: StoreObjectID(entityName: "Owner", primaryKey: 1), version: 1, values: ["name": .null, "items": .references([])])
+        let catalog = catalog(for: [row])
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        let decoded = try XCTUnwrap(RecordCodec.decode(writer.bytes, catalog: catalog).1)
+        XCTAssertEqual(decoded.values, ["items": .references([])])
+        XCTAssertEqual(decoded["name"], .null)
+    }
+
+    func testTombstoneRoundTrips() throws {
+        let id = StoreObjectID(entityName: "Tag", primaryKey: 5)
+        var catalog = Catalog()
+        catalog.register(entity: "Tag", properties: [])
+        var writer = ByteWriter()
+        RecordCodec.encodeTombstone(id, version: 3, catalog: catalog, into: &writer)
+        let (header, row) = try RecordCodec.decode(writer.bytes, catalog: catalog)
+        XCTAssertEqual(header.kind, .tombstone)
+        XCTAssertEqual(header.version, 3)
+        XCTAssertNil(row)
+    }
+
+    /// The bytes of one record are fixed by the spec; a change here is a format change.
+    func testGoldenRecordBytes() {
+        var catalog = Catalog()
+        catalog.register(entity: "Owner", properties: ["items", "name"])
+        let row = StoreRow(objectID: StoreObjectID(entityName: "Owner", primaryKey: 300), version: 2, values: [
+            "name": .string("Ann"), "items": .references([StoreObjectID(entityName: "Owner", primaryKey: 1)]),
+        ])
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        // kind 1, entity 0, key 300 (0xAC 0x02), version 2, 2 values;
+        // property 0 (items) tag 12 count 1 (entity 0, key 1); property 1 (name) tag 6 "Ann".
+        XCTAssertEqual(writer.bytes, [1, 0, 0xAC, 0x02, 2, 2, 0, 12, 1, 0, 1, 1, 6, 3, 0x41, 0x6E, 0x6E])
+    }
+
+    func testEveryTruncationThrows() {
+        let row = BinaryTestModel.item(3, owner: 1, tags: [1])
+        let catalog = catalog(for: [row])
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        for cut in 0..<writer.bytes.count {
+            XCTAssertThrowsError(try RecordCodec.decode(Array(writer.bytes[0..<cut]), catalog: catalog), "cut at \(cut)")
+        }
+    }
+
+    /// Random damage never traps: it throws or decodes to some row.
+    func testRandomDamageNeverTraps() {
+        let row = BinaryTestModel.item(11, owner: 2, tags: [1, 2])
+        let catalog = catalog(for: [row])
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        var generator = SystemRandomNumberGenerator()
+        var thrown = 0
+        for _ in 0..<5_000 {
+            var bytes = writer.bytes
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                bytes[index] = UInt8.random(in: 0...255, using: &generator)
+            }
+            if (try? RecordCodec.decode(bytes, catalog: catalog)) == nil { thrown += 1 }
+        }
+        XCTAssertGreaterThan(thrown, 0)
+    }
+
+    func testVarintsRejectOverflow() {
+        var reader = ByteReader([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02])
+        XCTAssertThrowsError(try reader.varint()) { XCTAssertTrue("\($0)".contains("overflows"), "\($0)") }
+        var long = ByteReader([UInt8](repeating: 0x80, count: 11) + [0])
+        XCTAssertThrowsError(try long.varint())
+        var max = ByteReader([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
+        XCTAssertEqual(try max.varint(), UInt64.max)
+        var writer = ByteWriter()
+        for value: Int64 in [0, -1, 1, Int64.min, Int64.max, 63, -64, 64] { writer.signedVarint(value) }
+        var back = ByteReader(writer.bytes)
+        for value: Int64 in [0, -1, 1, Int64.min, Int64.max, 63, -64, 64] { XCTAssertEqual(try back.signedVarint(), value) }
+    }
+}
