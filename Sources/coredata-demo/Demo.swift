@@ -3,8 +3,10 @@ import CoreData
 /// The README's demo: what a newcomer runs first.
 ///
 /// Loads the `Library` model shipped as a SwiftPM resource, opens a container on the default
-/// embedded store in a temporary folder, saves a few related objects, fetches them back with a
-/// predicate and a sort, and prints each step.
+/// embedded store (the binary store), saves a few related objects, fetches them back with a
+/// predicate and a sort, reopens the store in a new container to show the saves are on disk, and
+/// prints each step. The store stays at the printed path (or the path given as the first
+/// argument) for the `coredata` CLI to inspect.
 @main
 enum Demo {
     static func main() throws {
@@ -15,15 +17,16 @@ enum Demo {
         let model = try NSManagedObjectModel(validatingContentsOf: url)
         print("1. Loaded \(url.lastPathComponent): entities \(model.entities.compactMap(\.name).sorted().joined(separator: ", ")) (checksum \(model.versionChecksum))")
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-demo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let storeURL = CommandLine.arguments.dropFirst().first.map { URL(fileURLWithPath: $0) }
+            ?? NSPersistentContainer.defaultDirectoryURL().appendingPathComponent("Library.store")
         let container = NSPersistentContainer(name: "Library", managedObjectModel: model)
-        container.persistentStoreDescriptions.first?.url = folder.appendingPathComponent("Library.store")
+        // Start from an empty store each run, so the output is always the same.
+        try container.persistentStoreCoordinator.destroyPersistentStore(at: storeURL, ofType: NSBinaryStoreType)
+        container.persistentStoreDescriptions.first?.url = storeURL
         var loadError: Error?
         container.loadPersistentStores { description, error in
             loadError = error
-            print("2. Opened the default embedded store (type \(description.type); the binary file store replaces it when it lands)")
+            print("2. Opened the default embedded store (type \(description.type)) at \(storeURL.path)")
         }
         if let loadError { throw loadError }
 
@@ -60,6 +63,21 @@ enum Demo {
             let knuth = try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Author")).first { ($0.value(forKey: "name") as? String) == "Donald Knuth" }
             let count = (knuth?.value(forKey: "books") as? Set<NSManagedObject>)?.count ?? 0
             print("5. Donald Knuth has \(count) books through the inverse relationship")
+        }
+
+        // Close the store and open it again in a new container: the saves came from the disk.
+        for store in container.persistentStoreCoordinator.persistentStores {
+            try container.persistentStoreCoordinator.remove(store)
+        }
+        let again = NSPersistentContainer(name: "Library", managedObjectModel: model)
+        again.persistentStoreDescriptions.first?.url = storeURL
+        again.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+        let authors = try again.viewContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Author"))
+        let stored = try again.viewContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Book"))
+        print("6. Reopened the store in a new container: \(authors) authors and \(stored) books were on disk")
+        for store in again.persistentStoreCoordinator.persistentStores {
+            try again.persistentStoreCoordinator.remove(store)
         }
     }
 
