@@ -25,6 +25,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "CoreData", targets: ["CoreData"]),
+        // The engine under the store protocol, for tools and benchmarks that drive it directly.
+        .library(name: "CoreDataBinaryStore", targets: ["CoreDataBinaryStore"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .executable(name: "coredata-demo", targets: ["coredata-demo"]),
     ],

@@ -46,32 +46,56 @@ public enum RecordCodec {
         return changed
     }
 
+    /// Whether `row` names an entity or property the catalog does not (rare after the first save).
+    public static func needsRegistration(_ row: StoreRow, in catalog: Catalog) -> Bool {
+        guard let id = catalog.entityID(of: row.objectID.entityName) else { return true }
+        let entity = catalog.entities[id]
+        for (name, value) in row.values {
+            if entity.index(of: name) == nil { return true }
+            switch value {
+            case .reference(let target): if catalog.entityID(of: target.entityName) == nil { return true }
+            case .references(let targets): if targets.contains(where: { catalog.entityID(of: $0.entityName) == nil }) { return true }
+            default: continue
+            }
+        }
+        return false
+    }
+
     /// Appends the record of `row` to `writer`.
     ///
     /// - Precondition: ``register(_:in:)`` ran for the row (the engine always does).
     public static func encode(_ row: StoreRow, catalog: Catalog, into writer: inout ByteWriter) {
+        encode(row, version: row.version, catalog: catalog, into: &writer)
+    }
+
+    /// Appends the record of `row` with `version` in place of the row's own.
+    public static func encode(_ row: StoreRow, version: Int64, catalog: Catalog, into writer: inout ByteWriter) {
         guard let entityID = catalog.entityID(of: row.objectID.entityName) else {
             preconditionFailure("entity \(row.objectID.entityName) is not in the store's catalog")
         }
         let entity = catalog.entities[entityID]
-        var present: [(index: Int, value: StoreValue)] = []
-        present.reserveCapacity(row.values.count)
-        for (name, value) in row.values where !value.isNull {
-            guard let index = entity.index(of: name) else {
-                preconditionFailure("property \(name) of \(entity.name) is not in the store's catalog")
-            }
-            present.append((index, value))
-        }
-        present.sort { $0.index < $1.index }
         writer.uint8(RecordHeader.Kind.row.rawValue)
         writer.varint(UInt64(entityID))
         writer.varint(UInt64(bitPattern: row.objectID.primaryKey))
-        writer.varint(UInt64(bitPattern: row.version))
-        writer.varint(UInt64(present.count))
-        for (index, value) in present {
+        writer.varint(UInt64(bitPattern: version))
+        // Walk the catalog's property order (so indexes increase with no sort); the count goes
+        // first, in one byte when it fits, patched once known.
+        let countAt = writer.count
+        let wide = entity.properties.count >= 128
+        if wide {
+            writer.varint(UInt64(row.values.values.filter { !$0.isNull }.count))
+        } else {
+            writer.uint8(0)
+        }
+        var written = 0
+        for (index, name) in entity.properties.enumerated() {
+            guard let value = row.values[name], !value.isNull else { continue }
             writer.varint(UInt64(index))
             encode(value, catalog: catalog, into: &writer)
+            written += 1
         }
+        assert(written == row.values.values.lazy.filter { !$0.isNull }.count, "a property of \(entity.name) is not in the store's catalog")
+        if !wide { writer.bytes[countAt] = UInt8(written) }
     }
 
     /// Appends a tombstone: the object was deleted at `version`.
@@ -88,7 +112,22 @@ public enum RecordCodec {
 
     private static func encode(_ value: StoreValue, catalog: Catalog, into writer: inout ByteWriter) {
         switch value {
-        case .null: preconditionFailure("null values are not written")
+        case .reference(let id):
+            writer.uint8(Tag.reference.rawValue)
+            writeID(id, catalog: catalog, into: &writer)
+        case .references(let ids):
+            writer.uint8(Tag.references.rawValue)
+            writer.varint(UInt64(ids.count))
+            for id in ids { writeID(id, catalog: catalog, into: &writer) }
+        default:
+            encodeScalar(value, into: &writer)
+        }
+    }
+
+    /// Appends an attribute value: its tag and payload.
+    static func encodeScalar(_ value: StoreValue, into writer: inout ByteWriter) {
+        switch value {
+        case .null, .reference, .references: preconditionFailure("\(value) is not an attribute value")
         case .bool(let v): writer.uint8(v ? Tag.true.rawValue : Tag.false.rawValue)
         case .integer(let v):
             writer.uint8(Tag.integer.rawValue)
@@ -115,13 +154,6 @@ public enum RecordCodec {
         case .uri(let v):
             writer.uint8(Tag.uri.rawValue)
             writer.string(v.absoluteString)
-        case .reference(let id):
-            writer.uint8(Tag.reference.rawValue)
-            writeID(id, catalog: catalog, into: &writer)
-        case .references(let ids):
-            writer.uint8(Tag.references.rawValue)
-            writer.varint(UInt64(ids.count))
-            for id in ids { writeID(id, catalog: catalog, into: &writer) }
         }
     }
 

@@ -73,8 +73,9 @@ extension BinaryStore {
                 }
                 pending.removeAll(keepingCapacity: true)
             }
+            var window = LogWindow(file: logFile)
             func copy(_ location: UInt64, entityID: Int, key: Int64, relocate: Bool) throws(StoreError) {
-                let (bytes, range, _) = try rw.withReadLock { () throws(StoreError) -> ([UInt8], Range<Int>, String) in try recordBytes(at: location) }
+                let (bytes, range) = try window.recordBody(at: location & ~RecordLocation.logBit)
                 if builder.isFull(adding: range.count) { try emit() }
                 let slot = builder.add(bytes[range])
                 if relocate { pending.append((entityID, key, slot)) }
@@ -147,7 +148,7 @@ extension BinaryStore {
         logEnd = UInt64(LogLayout.firstFrameOffset)
         logSequence = 0
         logChain = newRoot.logSalt
-        overlay.removeAll()
+        pendingBatches.removeAll()
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true {
             do {
                 try logFile.truncate(to: UInt64(LogLayout.headerSize))
@@ -173,5 +174,46 @@ extension BinaryStore {
             checkpointRunning = false
             commitLock.unlock()
         }
+    }
+}
+
+/// Reads log records for a checkpoint through a large window: records in object-ID order are
+/// mostly in log order, so one read serves thousands of them.
+struct LogWindow {
+    static let size = 4 << 20
+    let file: any StoreFile
+    private var buffer: [UInt8] = []
+    private var start: UInt64 = 0
+
+    init(file: any StoreFile) { self.file = file }
+
+    /// The checked body of the record entry at `offset`, as a range of the returned buffer.
+    mutating func recordBody(at offset: UInt64) throws(StoreError) -> ([UInt8], Range<Int>) {
+        try ensure(offset, count: LogLayout.entryHeaderSize)
+        var reader = ByteReader(buffer, from: Int(offset - start))
+        _ = try? reader.uint8()
+        guard let length = try? reader.uint32(), Int(length) <= LogLayout.maximumEntrySize else {
+            throw .corrupt(detail: "log offset \(offset): no record entry here")
+        }
+        try ensure(offset, count: LogLayout.entryHeaderSize + Int(length))
+        let entryStart = Int(offset - start)
+        let entry = Array(buffer[entryStart..<(entryStart + LogLayout.entryHeaderSize + Int(length))])
+        do {
+            let (_, body) = try LogEntryCodec.body(ofEntry: entry, at: offset)
+            return (entry, body)
+        } catch {
+            throw BinaryStore.corrupt(error)
+        }
+    }
+
+    private mutating func ensure(_ offset: UInt64, count: Int) throws(StoreError) {
+        if offset >= start, offset + UInt64(count) <= start + UInt64(buffer.count) { return }
+        do {
+            buffer = try file.read(at: offset, count: max(Self.size, count))
+        } catch {
+            throw BinaryStore.ioError(error)
+        }
+        start = offset
+        guard buffer.count >= count else { throw .corrupt(detail: "log offset \(offset): the log ends inside a record") }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 
 /// What publishing a save changes for readers.
 struct PublishSet: Sendable {
-    var locations: [(entityID: Int, key: Int64, location: UInt64?)] = []
+    var locations: [(entityID: Int, key: Int64, location: UInt64?, version: Int64)] = []
     var tombstones: [(entityID: Int, key: Int64, location: UInt64)] = []
     var metadata: StoreMetadata?
 }
@@ -18,6 +18,22 @@ final class CommitBatch: @unchecked Sendable {
     let publish: PublishSet
     var done = false
     var error: StoreError?
+    /// Built the first time a later save asks about an object of this batch (rare: only saves
+    /// that overlap in time need it), so a bulk save pays nothing for it.
+    private var objects: [ObjectKey: PendingObject]?
+
+    /// What this batch does to an object, if anything. Caller holds the store's `commitLock`.
+    func lookup(_ key: ObjectKey) -> PendingObject? {
+        if objects == nil {
+            var built: [ObjectKey: PendingObject] = [:]
+            built.reserveCapacity(publish.locations.count)
+            for item in publish.locations {
+                built[ObjectKey(entityID: item.entityID, key: item.key)] = PendingObject(location: item.location, version: item.version, batch: id)
+            }
+            objects = built
+        }
+        return objects?[key]
+    }
 
     init(id: Int, offset: UInt64, bytes: [UInt8], publish: PublishSet) {
         self.id = id
@@ -45,18 +61,22 @@ extension BinaryStore {
         enqueue(batch)
         commitLock.unlock()
         try wait(for: batch)
-        for row in changes.inserted { notePrimaryKey(row.objectID) }
         scheduleCheckpointIfNeeded()
         return versions
     }
 
     /// Validates a change set against the latest state (published and queued) and encodes it.
     /// Caller holds `commitLock`.
+    ///
+    /// Complexity: O(1) per inserted row whose key is above every key the store has seen (keys
+    /// from ``newPrimaryKeys(entityName:count:)`` always are), an index lookup per updated or
+    /// deleted row and per referenced object.
     func prepare(_ changes: StoreChangeSet) throws(StoreError) -> (CommitBatch, [StoreObjectID: Int64]) {
-        if !overlay.isEmpty, rw.withReadLock({ publishedBatchID }) >= nextBatchID { overlay.removeAll(keepingCapacity: true) }
+        let published = rw.withReadLock { publishedBatchID }
+        pendingBatches.removeAll { $0.id <= published }
         var versions: [StoreObjectID: Int64] = [:]
+        versions.reserveCapacity(changes.updated.count)
         var conflicts: [StoreVersionConflict] = []
-        let deletedIDs = Set(changes.deleted.map(\.objectID))
 
         for (id, expected) in changes.deleted {
             let current = try currentVersion(of: id)
@@ -74,12 +94,40 @@ extension BinaryStore {
             }
         }
         if !conflicts.isEmpty { throw .optimisticLockingFailure(conflicts) }
-        var insertedIDs = Set<StoreObjectID>()
+
+        // Inserts: a key above the entity's high-water mark cannot exist; keys in increasing
+        // order cannot repeat. Only the rest pay for a lookup or a set.
+        var highWater: [String: Int64] = [:]
+        var unordered = false
+        var name: String?
+        var mark: Int64 = 0
+        var last: Int64 = 0
         for insert in changes.inserted {
-            guard try currentVersion(of: insert.objectID) == nil, insertedIDs.insert(insert.objectID).inserted else {
+            let id = insert.objectID
+            if id.entityName != name {
+                if let name { highWater[name] = mark }
+                // Rows of an entity seen before in this save: order says nothing; use the set.
+                if highWater[id.entityName] != nil { unordered = true }
+                name = id.entityName
+                mark = highWater[id.entityName] ?? savedHighWater[id.entityName, default: 0]
+                last = 0
+            }
+            if id.primaryKey <= mark, try currentVersion(of: id) != nil { throw .duplicateObjectID(id) }
+            if id.primaryKey <= last { unordered = true }
+            last = id.primaryKey
+            mark = max(mark, id.primaryKey)
+        }
+        if let name { highWater[name] = mark }
+        if unordered {
+            var seen = Set<StoreObjectID>()
+            for insert in changes.inserted where !seen.insert(insert.objectID).inserted {
                 throw .duplicateObjectID(insert.objectID)
             }
-            versions[insert.objectID] = 1
+        }
+        if !changes.updated.isEmpty, !changes.inserted.isEmpty {
+            // An object both inserted and updated.
+            let insertedIDs = Set(changes.inserted.map(\.objectID))
+            if let twice = changes.updated.first(where: { insertedIDs.contains($0.objectID) }) { throw .duplicateObjectID(twice.objectID) }
         }
 
         if hasUniquenessConstraints {
@@ -98,126 +146,146 @@ extension BinaryStore {
             unique = next
         }
 
-        func exists(_ target: StoreObjectID) throws(StoreError) -> Bool {
-            if deletedIDs.contains(target) { return false }
-            if insertedIDs.contains(target) { return true }
-            return try currentVersion(of: target) != nil
-        }
-        for row in changes.inserted + changes.updated {
-            for (property, value) in row.values {
-                switch value {
-                case .reference(let target):
-                    if try !exists(target) { throw .danglingReference(from: row.objectID, property: property, to: target) }
-                case .references(let targets):
-                    for target in targets where try !exists(target) {
-                        throw .danglingReference(from: row.objectID, property: property, to: target)
-                    }
-                default:
-                    continue
-                }
-            }
-        }
+        try checkReferences(changes, versions: versions)
 
-        // Encode: a catalog entry first when the save names something new, then the records.
+        // Encode against the current catalog; a save that names something new (rare after the
+        // first) registers it and starts over with a catalog entry first.
         var newCatalog = catalog
         var catalogChanged = false
-        for row in changes.inserted + changes.updated where RecordCodec.register(row, in: &newCatalog) { catalogChanged = true }
         for (id, _) in changes.deleted where newCatalog.register(entity: id.entityName, properties: []) { catalogChanged = true }
+        let count = changes.inserted.count + changes.updated.count + changes.deleted.count
+        var frames: LogFrameWriter
+        var refs: [(entry: Int, entityID: Int, key: Int64, version: Int64, tombstone: Bool)] = []
+        while true {
+            frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: 96 * count + 256)
+            refs.removeAll(keepingCapacity: true)
+            refs.reserveCapacity(count)
+            if catalogChanged {
+                let encoded = newCatalog.encoded()
+                frames.appendEntry(kind: .catalog, sizeHint: encoded.count) { $0.append(encoded) }
+            }
+            var encoder = RecordEncoder(catalog: newCatalog)
+            var entityIDs = EntityIDCache(catalog: newCatalog)
+            var complete = true
+            for (rows, updating) in [(changes.inserted, false), (changes.updated, true)] {
+                for row in rows where complete {
+                    let version = updating ? versions[row.objectID] ?? row.version + 1 : 1
+                    var fits = true
+                    let entry = frames.appendEntry(kind: .put, sizeHint: 256) { fits = encoder.encode(row, version: version, into: &$0) }
+                    guard fits else {
+                        complete = false
+                        break
+                    }
+                    refs.append((entry, entityIDs.id(of: row.objectID.entityName), row.objectID.primaryKey, version, false))
+                }
+            }
+            if !complete {
+                for row in changes.inserted + changes.updated { RecordCodec.register(row, in: &newCatalog) }
+                catalogChanged = true
+                continue
+            }
+            for (id, version) in changes.deleted {
+                let entry = frames.appendEntry(kind: .tombstone, sizeHint: 32) { RecordCodec.encodeTombstone(id, version: version, catalog: newCatalog, into: &$0) }
+                refs.append((entry, entityIDs.id(of: id.entityName), id.primaryKey, version, true))
+            }
+            break
+        }
+        frames.finish()
         if catalogChanged {
             // Append-only: readers never see a record that needs the new names before it is published.
             rw.withWriteLock { catalog = newCatalog }
         }
 
-        var payloads: [[UInt8]] = []
-        var current = ByteWriter(capacity: 4096)
-        var entryRefs: [(payload: Int, offsetInPayload: Int, entityID: Int, key: Int64, tombstone: Bool)] = []
-        var record = ByteWriter(capacity: 256)
-        func add(_ kind: LogEntry.Kind, _ body: [UInt8], entityID: Int, key: Int64) {
-            if current.count > 0, current.count + LogLayout.entryHeaderSize + body.count > LogLayout.maximumFramePayload {
-                payloads.append(current.bytes)
-                current = ByteWriter(capacity: 4096)
+        let start = logEnd
+        var publish = PublishSet()
+        publish.locations.reserveCapacity(refs.count)
+        for ref in refs {
+            let location = (start + UInt64(ref.entry)) | RecordLocation.logBit
+            if ref.tombstone {
+                publish.locations.append((ref.entityID, ref.key, nil, 0))
+                publish.tombstones.append((ref.entityID, ref.key, location))
+            } else {
+                publish.locations.append((ref.entityID, ref.key, location, ref.version))
             }
-            if kind == .put || kind == .tombstone {
-                entryRefs.append((payloads.count, current.count, entityID, key, kind == .tombstone))
-            }
-            LogEntryCodec.append(kind: kind, body: body[...], to: &current)
         }
-        if catalogChanged { add(.catalog, newCatalog.encoded(), entityID: 0, key: 0) }
-        for row in changes.inserted + changes.updated {
-            var stored = row
-            stored.version = versions[row.objectID] ?? 1
-            record.bytes.removeAll(keepingCapacity: true)
-            RecordCodec.encode(stored, catalog: newCatalog, into: &record)
-            add(.put, record.bytes, entityID: newCatalog.entityID(of: row.objectID.entityName) ?? 0, key: row.objectID.primaryKey)
-        }
-        for (id, version) in changes.deleted {
-            record.bytes.removeAll(keepingCapacity: true)
-            RecordCodec.encodeTombstone(id, version: version, catalog: newCatalog, into: &record)
-            add(.tombstone, record.bytes, entityID: newCatalog.entityID(of: id.entityName) ?? 0, key: id.primaryKey)
-        }
-        if current.count > 0 { payloads.append(current.bytes) }
-
-        let batch = frameBatch(payloads: payloads, publish: PublishSet()) { frameOffsets in
-            var publish = PublishSet()
-            for ref in entryRefs {
-                let location = (frameOffsets[ref.payload] + UInt64(LogLayout.frameHeaderSize + ref.offsetInPayload)) | RecordLocation.logBit
-                if ref.tombstone {
-                    publish.locations.append((ref.entityID, ref.key, nil))
-                    publish.tombstones.append((ref.entityID, ref.key, location))
-                } else {
-                    publish.locations.append((ref.entityID, ref.key, location))
-                }
-            }
-            return publish
-        }
-        for (entityID, key, location) in batch.publish.locations {
-            let id = StoreObjectID(entityName: newCatalog.entities[entityID].name, primaryKey: key)
-            overlay[ObjectKey(entityID: entityID, key: key)] = PendingObject(
-                location: location, version: location == nil ? 0 : versions[id] ?? 1, batch: batch.id)
+        let batch = appendBatch(frames, publish: publish)
+        pendingBatches.append(batch)
+        for (name, mark) in highWater {
+            savedHighWater[name] = mark
+            keyLock.lock()
+            if mark >= nextKeys[name, default: 1] { nextKeys[name] = mark + 1 }
+            keyLock.unlock()
         }
         return (batch, versions)
     }
 
-    /// Frames the payloads at the log's end and advances the writer's log position.
-    /// Caller holds `commitLock`.
-    func frameBatch(payloads: [[UInt8]], publish: PublishSet, locate: (([UInt64]) -> PublishSet)? = nil) -> CommitBatch {
-        let start = logEnd
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(payloads.reduce(0) { $0 + $1.count + LogLayout.frameHeaderSize + LogLayout.frameTrailerSize })
-        var frameOffsets: [UInt64] = []
-        for (index, payload) in payloads.enumerated() {
-            frameOffsets.append(start + UInt64(bytes.count))
-            logSequence += 1
-            logChain = LogFrameCodec.append(
-                payload: payload, commit: index == payloads.count - 1, salt: root.logSalt, sequence: logSequence,
-                previousChecksum: logChain, to: &bytes)
+    /// Every relationship of a saved row must point at an object that exists after the save.
+    private func checkReferences(_ changes: StoreChangeSet, versions: [StoreObjectID: Int64]) throws(StoreError) {
+        var deleted: Set<StoreObjectID>?
+        var inserted: Set<StoreObjectID>?
+        func exists(_ target: StoreObjectID) throws(StoreError) -> Bool {
+            if !changes.deleted.isEmpty {
+                if deleted == nil { deleted = Set(changes.deleted.map(\.objectID)) }
+                if deleted?.contains(target) == true { return false }
+            }
+            if versions[target] != nil { return true }
+            if !changes.inserted.isEmpty {
+                if inserted == nil { inserted = Set(changes.inserted.map(\.objectID)) }
+                if inserted?.contains(target) == true { return true }
+            }
+            return try currentVersion(of: target) != nil
         }
-        logEnd = start + UInt64(bytes.count)
+        for rows in [changes.inserted, changes.updated] {
+            for row in rows {
+                for (property, value) in row.values {
+                    switch value {
+                    case .reference(let target):
+                        if try !exists(target) { throw .danglingReference(from: row.objectID, property: property, to: target) }
+                    case .references(let targets):
+                        for target in targets where try !exists(target) {
+                            throw .danglingReference(from: row.objectID, property: property, to: target)
+                        }
+                    default:
+                        continue
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues finished frames at the log's end and advances the writer's log position.
+    /// Caller holds `commitLock`.
+    func appendBatch(_ frames: LogFrameWriter, publish: PublishSet) -> CommitBatch {
+        let start = logEnd
+        logSequence = frames.sequence
+        logChain = frames.chain
+        logEnd = start + UInt64(frames.bytes.count)
         nextBatchID += 1
-        return CommitBatch(id: nextBatchID, offset: start, bytes: bytes, publish: locate?(frameOffsets) ?? publish)
+        return CommitBatch(id: nextBatchID, offset: start, bytes: frames.bytes, publish: publish)
     }
 
     /// The version of an object in the latest state, `nil` when it does not exist.
     /// Caller holds `commitLock`.
     func currentVersion(of id: StoreObjectID) throws(StoreError) -> Int64? {
         guard let entityID = catalog.entityID(of: id.entityName) else { return nil }
-        let pending = overlay[ObjectKey(entityID: entityID, key: id.primaryKey)]
+        let key = ObjectKey(entityID: entityID, key: id.primaryKey)
+        let published = rw.withReadLock { publishedBatchID }
+        for batch in pendingBatches.reversed() where batch.id > published {
+            if let pending = batch.lookup(key) { return pending.location == nil ? nil : pending.version }
+        }
         return try rw.withReadLock { () throws(StoreError) -> Int64? in
-            if let pending, pending.batch > publishedBatchID {
-                return pending.location == nil ? nil : pending.version
-            }
             guard let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
             return try recordHeader(at: location).version
         }
     }
 
-    /// The row of an object in the latest state: a queued save's record is already in the log
-    /// file, because the leader writes before it publishes and validation waits for nothing
-    /// else; reading it before the write would fail, so queued rows are read after a drain.
-    /// Caller holds `commitLock`.
+    /// The row of an object in the latest state. A queued save's row is read after waiting for
+    /// its publication. Caller holds `commitLock`.
     func currentRow(_ id: StoreObjectID) throws(StoreError) -> StoreRow? {
         guard let entityID = catalog.entityID(of: id.entityName) else { return nil }
-        if let pending = overlay[ObjectKey(entityID: entityID, key: id.primaryKey)], pending.batch > rw.withReadLock({ publishedBatchID }) {
+        let key = ObjectKey(entityID: entityID, key: id.primaryKey)
+        let published = rw.withReadLock { publishedBatchID }
+        if pendingBatches.contains(where: { $0.id > published && $0.lookup(key) != nil }) {
             drainGroupCommits()
         }
         return try rw.withReadLock { () throws(StoreError) -> StoreRow? in
@@ -312,7 +380,7 @@ extension BinaryStore {
 
     /// Applies a published save to the reader-visible state. Caller holds `rw` exclusively.
     func apply(_ publish: PublishSet) {
-        for (entityID, key, location) in publish.locations {
+        for (entityID, key, location, _) in publish.locations {
             if let location {
                 index.set(entityID: entityID, key: key, location: location)
             } else {

@@ -59,8 +59,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var logEnd: UInt64
     var logSequence: UInt64
     var logChain: UInt64
-    /// Objects saved in frames that are queued but not yet published: what validation must see.
-    var overlay: [ObjectKey: PendingObject] = [:]
+    /// Saves queued but not yet published: what validation must see beyond the index.
+    var pendingBatches: [CommitBatch] = []
+    /// Per entity, the largest primary key saved or queued, deleted ones included.
+    var savedHighWater: [String: Int64] = [:]
     /// Log locations of tombstones since the last checkpoint (they go into the next data pages).
     var logTombstones: [(entityID: Int, key: Int64, location: UInt64)] = []
     var unique: UniquenessIndex?
@@ -105,6 +107,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         logChain = opened.logChain
         logTombstones = opened.logTombstones
         nextKeys = opened.nextKeys
+        savedHighWater = opened.nextKeys.mapValues { $0 - 1 }
         openReport = opened.report
     }
 
@@ -136,9 +139,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         try checkWritable()
         let body = try Self.encodeMetadata(metadata)
         commitLock.lock()
-        var writer = ByteWriter()
-        LogEntryCodec.append(kind: .metadata, body: body[...], to: &writer)
-        let batch = frameBatch(payloads: [writer.bytes], publish: PublishSet(metadata: metadata))
+        var frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: body.count + 64)
+        frames.appendEntry(kind: .metadata, sizeHint: body.count) { $0.append(body) }
+        frames.finish()
+        let batch = appendBatch(frames, publish: PublishSet(metadata: metadata))
         enqueue(batch)
         commitLock.unlock()
         try wait(for: batch)
@@ -155,12 +159,6 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         let first = nextKeys[entityName, default: 1]
         nextKeys[entityName] = first + Int64(count)
         return (0..<Int64(count)).map { first + $0 }
-    }
-
-    func notePrimaryKey(_ id: StoreObjectID) {
-        keyLock.lock()
-        if id.primaryKey >= nextKeys[id.entityName, default: 1] { nextKeys[id.entityName] = id.primaryKey + 1 }
-        keyLock.unlock()
     }
 
     func checkWritable() throws(StoreError) {
@@ -200,13 +198,31 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     }
 }
 
+/// Entity IDs by name for a run of rows, remembering the last name (rows of a save usually
+/// share an entity, and comparing a string with itself is cheaper than hashing it).
+struct EntityIDCache {
+    let catalog: Catalog
+    private var lastName: String?
+    private var lastID = 0
+
+    init(catalog: Catalog) { self.catalog = catalog }
+
+    mutating func id(of name: String) -> Int {
+        if name == lastName { return lastID }
+        guard let id = catalog.entityID(of: name) else { preconditionFailure("entity \(name) is not in the store's catalog") }
+        lastName = name
+        lastID = id
+        return id
+    }
+}
+
 /// An object by catalog entity ID and primary key.
 struct ObjectKey: Hashable, Sendable {
     var entityID: Int
     var key: Int64
 }
 
-/// An object changed by a queued save: its new version and location, or deleted.
+/// An object changed by a queued save: its new version and location (`nil` when deleted).
 struct PendingObject: Sendable {
     var location: UInt64?
     var version: Int64

@@ -24,7 +24,8 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
 
     /// Applies a change set atomically: all of it or, on any error, none of it.
     ///
-    /// - Returns: the new version of every inserted and updated object.
+    /// - Returns: the new version of every updated object (it may also list inserted objects,
+    ///   whose version is always 1).
     /// - Throws: ``StoreError/optimisticLockingFailure(_:)`` when an object's stored version is
     ///   not the one in the change set; ``StoreError/constraintConflict(_:)`` when a uniqueness
     ///   constraint would be broken.
