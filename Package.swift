@@ -26,7 +26,7 @@ let package = Package(
     products: [
         .library(name: "CoreData", targets: ["CoreData"]),
         // The engine under the store protocol, for tools and benchmarks that drive it directly.
-        .library(name: "CoreDataBinaryStore", targets: ["CoreDataBinaryStore"]),
+        .library(name: "CoreDataBinaryStore", targets: ["CoreDataBinaryStore", "CoreDataStorage"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .executable(name: "coredata-demo", targets: ["coredata-demo"]),
     ],

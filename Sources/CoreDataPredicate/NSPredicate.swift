@@ -56,6 +56,12 @@ open class NSPredicate: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// `true` for `TRUEPREDICATE`, `false` for `FALSEPREDICATE`, nil for every other predicate.
+    package var constantTruth: Bool? {
+        if case .constant(let value) = node { return value }
+        return nil
+    }
+
     /// A predicate that calls `block` with the evaluated object and the substitution variables.
     ///
     /// Block predicates cannot be printed as parseable format strings and are equal only to

@@ -119,6 +119,13 @@ open class NSSortDescriptor: NSObject, @unchecked Sendable {
         return { NSSortDescriptor.compareValues($0, $1, selector: selector) }
     }
 
+    /// Whether the descriptor reads its key by name and compares with a selector (no comparator,
+    /// no Swift key path): what a store can reproduce from stored values alone.
+    package var comparesStoredValuesBySelector: Bool {
+        guard storedComparator == nil, case .key = reader else { return false }
+        return true
+    }
+
     /// The value this descriptor sorts `object` by.
     private func value(of object: Any) -> Any? {
         switch reader {
@@ -165,7 +172,7 @@ open class NSSortDescriptor: NSObject, @unchecked Sendable {
     /// Archived descriptors must be allowed before use on Apple platforms; no archiving here.
     open func allowEvaluation() {}
 
-    static func compareValues(_ a: Any, _ b: Any, selector: Selector) -> ComparisonResult {
+    package static func compareValues(_ a: Any, _ b: Any, selector: Selector) -> ComparisonResult {
         let a = ValueKinds.unwrap(a), b = ValueKinds.unwrap(b)
         switch (a, b) {
         case (nil, nil): return .orderedSame

@@ -171,7 +171,7 @@ public enum RecordCodec {
         return try header(&reader, catalog: catalog)
     }
 
-    private static func header(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> RecordHeader {
+    static func header(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> RecordHeader {
         let rawKind = try reader.uint8("record kind")
         guard let kind = RecordHeader.Kind(rawValue: rawKind) else {
             throw BinaryFormatError("", "unknown record kind \(rawKind)")
@@ -216,7 +216,7 @@ public enum RecordCodec {
         return (head, StoreRow(objectID: id, version: head.version, values: values))
     }
 
-    private static func value(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> StoreValue {
+    static func value(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> StoreValue {
         let rawTag = try reader.uint8("value tag")
         guard let tag = Tag(rawValue: rawTag) else { throw BinaryFormatError("", "unknown value tag \(rawTag)") }
         switch tag {

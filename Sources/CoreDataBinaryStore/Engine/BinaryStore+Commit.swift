@@ -380,6 +380,10 @@ extension BinaryStore {
 
     /// Applies a published save to the reader-visible state. Caller holds `rw` exclusively.
     func apply(_ publish: PublishSet) {
+        if !indexedAttributes.isEmpty {
+            let changed = Set(publish.locations.map(\.0))
+            secondaryLock.withLock { for entityID in changed { secondaryIndexes[entityID] = nil } }
+        }
         for (entityID, key, location, _) in publish.locations {
             if let location {
                 index.set(entityID: entityID, key: key, location: location)

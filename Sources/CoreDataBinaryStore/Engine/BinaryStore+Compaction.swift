@@ -69,7 +69,7 @@ extension BinaryStore {
         }
         for (entityID, table) in current.0.tables.enumerated() {
             for position in table.keys.indices where table.locations[position] != 0 {
-                let (bytes, range, _) = try rw.withReadLock { () throws(StoreError) -> ([UInt8], Range<Int>, String) in
+                let (bytes, range) = try rw.withReadLock { () throws(StoreError) -> ([UInt8], Range<Int>) in
                     try recordBytes(at: table.locations[position])
                 }
                 if builder.isFull(adding: range.count) { try emit() }

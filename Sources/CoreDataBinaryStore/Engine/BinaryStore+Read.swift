@@ -47,15 +47,23 @@ extension BinaryStore {
         do { return try DataPage(payload: payload, pageOffset: offset) } catch { throw corrupt(error) }
     }
 
+    /// Where a record lives, for error messages (built only when one is needed).
+    static func describe(_ raw: UInt64) -> String {
+        switch RecordLocation(raw: raw) {
+        case .page(let offset, let slot): return "data file offset \(offset), slot \(slot)"
+        case .log(let offset): return "log offset \(offset)"
+        }
+    }
+
     /// The bytes of the record at `location` and the range of the record in them.
-    func recordBytes(at raw: UInt64) throws(StoreError) -> ([UInt8], Range<Int>, String) {
+    func recordBytes(at raw: UInt64) throws(StoreError) -> ([UInt8], Range<Int>) {
         switch RecordLocation(raw: raw) {
         case .page(let offset, let slot):
             let page = try dataPage(at: offset)
             guard let range = page.range(of: slot) else {
                 throw .corrupt(detail: "data file offset \(offset): the index points to slot \(slot) of a page with \(page.count) records")
             }
-            return (page.payload, range, "data file offset \(offset), slot \(slot)")
+            return (page.payload, range)
         case .log(let offset):
             let head = try logBytes(at: offset, count: LogLayout.entryHeaderSize)
             var reader = ByteReader(head)
@@ -65,7 +73,7 @@ extension BinaryStore {
             let bytes = try logBytes(at: offset, count: LogLayout.entryHeaderSize + Int(length))
             do {
                 let (_, body) = try LogEntryCodec.body(ofEntry: bytes, at: offset)
-                return (bytes, body, "log offset \(offset)")
+                return (bytes, body)
             } catch {
                 throw Self.corrupt(error)
             }
@@ -73,17 +81,17 @@ extension BinaryStore {
     }
 
     func recordHeader(at location: UInt64) throws(StoreError) -> RecordHeader {
-        let (bytes, range, place) = try recordBytes(at: location)
+        let (bytes, range) = try recordBytes(at: location)
         do { return try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog) } catch {
-            throw .corrupt(detail: error.within(place).description)
+            throw .corrupt(detail: error.within(Self.describe(location)).description)
         }
     }
 
     /// The row at `location`; `nil` for a tombstone.
     func readRow(at location: UInt64) throws(StoreError) -> StoreRow? {
-        let (bytes, range, place) = try recordBytes(at: location)
+        let (bytes, range) = try recordBytes(at: location)
         do { return try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).1 } catch {
-            throw .corrupt(detail: error.within(place).description)
+            throw .corrupt(detail: error.within(Self.describe(location)).description)
         }
     }
 
@@ -156,6 +164,9 @@ extension BinaryStore {
                 case .rows:
                     break
                 }
+            }
+            if let compiled = CompiledFetch.compile(request) {
+                return try scan(request, compiled: compiled, entityIDs: entityIDs)
             }
             let rows = try matching(request, entityIDs: entityIDs)
             switch request.resultType {

@@ -39,6 +39,13 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     let entities: [String: NSEntityDescription]
     let hasUniquenessConstraints: Bool
     let cache: PageCache
+    /// Per entity name, the attributes with a secondary index (the model's fetch indexes and
+    /// single-attribute uniqueness constraints) and the kind each orders.
+    let indexedAttributes: [String: [String: SecondaryIndex.Kind]]
+    /// Built secondary indexes by entity ID and attribute; guarded by `secondaryLock`, dropped for
+    /// an entity when a save changes it.
+    var secondaryIndexes: [Int: [String: SecondaryIndex]] = [:]
+    let secondaryLock = NSLock()
 
     // Published state, read under `rw` (shared), changed under `rw` (exclusive).
     let rw = ReadWriteLock()
@@ -93,6 +100,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         self.entities = model.entitiesByName
         self.hasUniquenessConstraints = model.entities.contains { !$0.uniquenessConstraints.isEmpty }
         self.cache = PageCache(capacity: options.pageCacheBytes)
+        self.indexedAttributes = Self.indexedAttributes(of: model)
         let opened = try Self.open(path: path, model: model, metadata: metadata, options: options)
         dataFile = opened.dataFile
         logFile = opened.logFile
@@ -112,6 +120,28 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     }
 
     var logPath: String { path + "-wal" }
+
+    /// The attributes each entity indexes: first elements of its own and inherited fetch indexes,
+    /// and single-attribute uniqueness constraints, where the attribute's type has an order.
+    static func indexedAttributes(of model: NSManagedObjectModel) -> [String: [String: SecondaryIndex.Kind]] {
+        var result: [String: [String: SecondaryIndex.Kind]] = [:]
+        for entity in model.entities {
+            guard let name = entity.name else { continue }
+            var names: [String] = []
+            var current: NSEntityDescription? = entity
+            while let next = current {
+                names += next.indexes.compactMap { $0.elements.first?.propertyName }
+                names += next.uniquenessConstraints.compactMap { $0.count == 1 ? $0.first as? String : nil }
+                current = next.superentity
+            }
+            for attribute in names {
+                if let type = entity.attributesByName[attribute]?.attributeType, let kind = SecondaryIndex.kind(of: type) {
+                    result[name, default: [:]][attribute] = kind
+                }
+            }
+        }
+        return result
+    }
 
     // MARK: Errors
 

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Never traps. Values of kinds an operator cannot compare make that comparison false (`!=` is the
 /// negation of `==`, so it is true); nil compares equal only to nil and is never ordered.
-enum PredicateEvaluator {
+package enum PredicateEvaluator {
     static func evaluate(_ predicate: NSPredicate, in context: EvaluationContext) -> Bool {
         switch predicate.node {
         case .constant(let value):
@@ -47,8 +47,9 @@ enum PredicateEvaluator {
         return [value]
     }
 
-    /// One comparison of two values.
-    static func compare(
+    /// One comparison of two values. Stores that compile predicates call it so that their fast
+    /// paths mean exactly what the evaluator means.
+    package static func compare(
         _ left: Any?, _ type: NSComparisonPredicate.Operator, _ right: Any?, options: NSComparisonPredicate.Options
     ) -> Bool {
         switch type {

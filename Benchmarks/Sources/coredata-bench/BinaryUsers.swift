@@ -1,0 +1,126 @@
+import CoreData
+import CoreDataBinaryStore
+import CoreDataStorage
+import Foundation
+
+/// The binary store side, through the store protocol (what every context's save and fetch become).
+final class BinaryUsers {
+    let store: BinaryStore
+    let entity: NSEntityDescription
+    let path: String
+
+    init(path: String, model: NSManagedObjectModel, durability: BinaryStoreOptions.Durability, fileSystem: (any StoreFileSystem)? = nil,
+         backgroundCheckpoints: Bool = true, checkpointThreshold: Int? = nil) throws {
+        var options = BinaryStoreOptions()
+        options.durability = durability
+        options.backgroundCheckpoints = backgroundCheckpoints
+        if let checkpointThreshold { options.checkpointThreshold = checkpointThreshold }
+        if let fileSystem { options.fileSystem = fileSystem }
+        self.path = path
+        store = try BinaryStore(path: path, model: model, metadata: StoreMetadata(), options: options)
+        guard let entity = model.entitiesByName["User"] else { fatalError("benchmark model has no User entity") }
+        self.entity = entity
+    }
+
+    static func objectID(_ key: Int64) -> StoreObjectID { StoreObjectID(entityName: "User", primaryKey: key) }
+
+    static func row(_ key: Int64, _ user: User, version: Int64 = 0) -> StoreRow {
+        StoreRow(objectID: objectID(key), version: version, values: [
+            "name": .string(user.name), "email": .string(user.email), "age": .integer(user.age),
+            "score": .double(user.score), "created": .date(Date(timeIntervalSinceReferenceDate: user.created)),
+        ])
+    }
+
+    /// Inserts the users in one save; returns their primary keys.
+    @discardableResult
+    func insert(_ users: ArraySlice<User>) throws -> [Int64] {
+        let keys = try store.newPrimaryKeys(entityName: "User", count: users.count)
+        var rows: [StoreRow] = []
+        rows.reserveCapacity(users.count)
+        for (key, user) in zip(keys, users) { rows.append(Self.row(key, user)) }
+        _ = try store.save(StoreChangeSet(inserted: rows))
+        return keys
+    }
+
+    /// One save per user.
+    func insertEach(_ users: ArraySlice<User>) throws {
+        for user in users {
+            let key = try store.newPrimaryKeys(entityName: "User", count: 1)[0]
+            _ = try store.save(StoreChangeSet(inserted: [Self.row(key, user)]))
+        }
+    }
+
+    /// Point lookups; returns the sum of ages read.
+    func lookups(_ keys: [Int64]) throws -> Int64 {
+        var sum: Int64 = 0
+        for key in keys {
+            if let row = try store.row(for: Self.objectID(key)), case .integer(let age) = row["age"] { sum &+= age }
+        }
+        return sum
+    }
+
+    func olderThan50ByName(limit: Int) throws -> Int {
+        let request = StoreFetchRequest(
+            entity: entity, predicate: NSPredicate(format: "age > 50"),
+            sortDescriptors: [NSSortDescriptor(key: "name", ascending: true)], limit: limit
+        )
+        guard case .rows(let rows) = try store.execute(request) else { return 0 }
+        return rows.count
+    }
+
+    /// Updates the score of each key (full row snapshots, as a context's save sends them).
+    func updateScores(_ keys: ArraySlice<Int64>, users: [User]) throws {
+        var rows: [StoreRow] = []
+        rows.reserveCapacity(keys.count)
+        for key in keys {
+            var user = users[Int(key - 1)]
+            user.score = Double(key) / 3
+            rows.append(Self.row(key, user, version: 1))
+        }
+        _ = try store.save(StoreChangeSet(updated: rows))
+    }
+
+    func delete(_ keys: ArraySlice<Int64>, version: Int64 = 1) throws {
+        _ = try store.save(StoreChangeSet(deleted: keys.map { (Self.objectID($0), version) }))
+    }
+
+    static func openAndLookup(path: String, model: NSManagedObjectModel, key: Int64) throws -> StoreRow? {
+        let store = try BinaryStore(path: path, model: model, metadata: StoreMetadata())
+        defer { try? store.close() }
+        return try store.row(for: objectID(key))
+    }
+
+    func close() throws { try store.close() }
+}
+
+/// Counts `fdatasync` calls so the single-save workload can report syncs per save.
+final class SyncCounter: StoreFileSystem, @unchecked Sendable {
+    private let base = POSIXFileSystem()
+    private let lock = NSLock()
+    private var syncs = 0
+
+    var count: Int { lock.withLock { syncs } }
+
+    func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile {
+        CountedFile(try base.open(path, create: create, readOnly: readOnly), counter: self)
+    }
+    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
+    func remove(_ path: String) throws(StoreIOError) { try base.remove(path) }
+    func rename(_ source: String, to destination: String) throws(StoreIOError) { try base.rename(source, to: destination) }
+    func syncDirectory(containing path: String) throws(StoreIOError) { try base.syncDirectory(containing: path) }
+
+    fileprivate func counted() { lock.withLock { syncs += 1 } }
+
+    private final class CountedFile: StoreFile, @unchecked Sendable {
+        let file: any StoreFile
+        let counter: SyncCounter
+        init(_ file: any StoreFile, counter: SyncCounter) { self.file = file; self.counter = counter }
+        func read(at offset: UInt64, count: Int) throws(StoreIOError) -> [UInt8] { try file.read(at: offset, count: count) }
+        func write(_ bytes: [UInt8], at offset: UInt64) throws(StoreIOError) { try file.write(bytes, at: offset) }
+        func sync() throws(StoreIOError) { counter.counted(); try file.sync() }
+        func size() throws(StoreIOError) -> UInt64 { try file.size() }
+        func truncate(to size: UInt64) throws(StoreIOError) { try file.truncate(to: size) }
+        func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool { try file.lock(exclusive: exclusive, wait: wait) }
+        func close() { file.close() }
+    }
+}

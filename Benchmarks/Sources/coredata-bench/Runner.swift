@@ -1,0 +1,323 @@
+import CoreData
+import CoreDataBinaryStore
+import Foundation
+
+/// Runs every workload on both sides, alternating which side goes first, and collects figures.
+final class Runner {
+    let objects: Int
+    let repetitions: Int
+    let users: [User]
+    let model = UserModel.make(indexOnAge: false)
+    let indexedModel = UserModel.make(indexOnAge: true)
+    private(set) var results: [WorkloadResult] = []
+    private var progress: ProgressLine
+    private let selected: Set<String>?
+
+    /// The workloads, in run order; `--only` takes these keys.
+    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed"]
+
+    init(objects: Int, repetitions: Int, only: Set<String>?) {
+        self.objects = objects
+        self.repetitions = repetitions
+        self.selected = only
+        users = Users.make(count: objects)
+        let phases = Self.phases.filter { only?.contains($0) ?? true }.count
+        progress = ProgressLine(total: phases * repetitions * 2)
+    }
+
+    var singleSaves: Int { min(10_000, max(100, objects / 10)) }
+    var writersPerThread: Int { max(50, singleSaves / 8) }
+    var tailBytes: Int { objects >= 1_000_000 ? 64 << 20 : max(256 << 10, (64 << 20) / 1_000_000 * objects) }
+
+    func run() throws -> [WorkloadResult] {
+        for repetition in 0..<repetitions {
+            // Alternate which side runs first so neither always meets a warmer machine.
+            let order: [Side] = repetition % 2 == 0 ? [.ours, .sqlite] : [.sqlite, .ours]
+            for phase in Self.phases where selected?.contains(phase) ?? true {
+                for side in order {
+                    progress.step("\(phase) · \(side.rawValue) · repetition \(repetition + 1)")
+                    switch phase {
+                    case "main": try mainPhase(side)
+                    case "index": try indexPhase(side)
+                    case "single": try singlePhase(side)
+                    case "concurrent": try concurrentPhase(side)
+                    case "recovery": try recoveryPhase(side)
+                    default: try managedPhase(side)
+                    }
+                }
+            }
+        }
+        progress.finish()
+        return results
+    }
+
+    // MARK: - Recording
+
+    private func record(_ name: String, _ side: Side, operations: Int, unit: String, _ body: () throws -> Void) rethrows {
+        PeakMemory.reset()
+        let seconds = try measure(body)
+        let peak = PeakMemory.read()
+        update(name, operations: operations, unit: unit) { $0.record(side, seconds: seconds, peak: peak) }
+    }
+
+    private func update(_ name: String, operations: Int, unit: String, _ change: (inout WorkloadResult) -> Void) {
+        if let index = results.firstIndex(where: { $0.name == name }) {
+            change(&results[index])
+        } else {
+            var result = WorkloadResult(name: name, operations: operations, unit: unit)
+            change(&result)
+            results.append(result)
+        }
+    }
+
+    private func note(_ name: String, _ text: String) {
+        update(name, operations: 0, unit: "") { result in
+            if !result.notes.contains(text) { result.notes.append(text) }
+        }
+    }
+
+    // MARK: - Phases
+
+    private var lookupKeys: [Int64] {
+        var random = SeededRandom(seed: 42)
+        return (0..<objects).map { _ in Int64.random(in: 1...Int64(objects), using: &random) }
+    }
+
+    /// Bulk insert, file size, open + first lookup, warm lookups, the query, update, delete, compaction.
+    private func mainPhase(_ side: Side) throws {
+        let scratch = Scratch("main")
+        defer { scratch.remove() }
+        let n = objects
+        let tenth = Array(stride(from: Int64(1), through: Int64(n), by: 10))
+        let otherTenth = Array(stride(from: Int64(6), through: Int64(n), by: 10))
+        let keys = lookupKeys
+        switch side {
+        case .ours:
+            let path = scratch.file("users.store")
+            var store = try BinaryUsers(path: path, model: model, durability: .full)
+            try record("bulk insert, one save", side, operations: n, unit: "rows") { try store.insert(users[...]) }
+            try store.close()
+            update("file size after checkpoint", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.store") }
+            try record("open + first lookup", side, operations: 1, unit: "") { _ = try BinaryUsers.openAndLookup(path: path, model: model, key: Int64(n / 2)) }
+            store = try BinaryUsers(path: path, model: model, durability: .full)
+            _ = try store.lookups(keys)
+            try record("random lookups by ID, warm", side, operations: n, unit: "lookups") { _ = try store.lookups(keys) }
+            _ = try store.olderThan50ByName(limit: 100)
+            try record("age > 50 by name, limit 100 (no index)", side, operations: 1, unit: "") { _ = try store.olderThan50ByName(limit: 100) }
+            try record("update 10% (one save)", side, operations: tenth.count, unit: "rows") { try store.updateScores(tenth[...], users: users) }
+            try record("delete 10% (one save)", side, operations: otherTenth.count, unit: "rows") { try store.delete(otherTenth[...]) }
+            try record("compaction", side, operations: 1, unit: "") { try store.store.compact() }
+            try store.close()
+        case .sqlite:
+            let path = scratch.file("users.sqlite")
+            let db = try SQLiteUsers(path: path, synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            try record("bulk insert, one save", side, operations: n, unit: "rows") { try db.insert(users[...], firstID: 1) }
+            try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+            update("file size after checkpoint", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.sqlite") }
+            try record("open + first lookup", side, operations: 1, unit: "") { _ = try SQLiteUsers.openAndLookup(path: path, id: Int64(n / 2)) }
+            _ = try db.lookups(keys)
+            try record("random lookups by ID, warm", side, operations: n, unit: "lookups") { _ = try db.lookups(keys) }
+            _ = try db.olderThan50ByName(limit: 100)
+            try record("age > 50 by name, limit 100 (no index)", side, operations: 1, unit: "") { _ = try db.olderThan50ByName(limit: 100) }
+            try record("update 10% (one save)", side, operations: tenth.count, unit: "rows") { try db.updateScores(tenth[...]) }
+            try record("delete 10% (one save)", side, operations: otherTenth.count, unit: "rows") { try db.delete(otherTenth[...]) }
+            try record("compaction", side, operations: 1, unit: "") { try db.exec("VACUUM") }
+            note("compaction", "SQLite: VACUUM")
+            db.close()
+        }
+    }
+
+    private func indexPhase(_ side: Side) throws {
+        let scratch = Scratch("index")
+        defer { scratch.remove() }
+        let name = "age > 50 by name, limit 100 (index on age)"
+        switch side {
+        case .ours:
+            let store = try BinaryUsers(path: scratch.file("users.store"), model: indexedModel, durability: .full)
+            try store.insert(users[...])
+            _ = try store.olderThan50ByName(limit: 100)
+            try record(name, side, operations: 1, unit: "") { _ = try store.olderThan50ByName(limit: 100) }
+            try store.close()
+        case .sqlite:
+            let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL")
+            try db.createTable(indexOnAge: true)
+            try db.insert(users[...], firstID: 1)
+            _ = try db.olderThan50ByName(limit: 100)
+            try record(name, side, operations: 1, unit: "") { _ = try db.olderThan50ByName(limit: 100) }
+            db.close()
+        }
+    }
+
+    /// Single-object saves, durable (`FULL`) and relaxed (`NORMAL`).
+    private func singlePhase(_ side: Side) throws {
+        let count = singleSaves
+        let durable = "\(count) single-object saves, durable"
+        let relaxed = "\(count) single-object saves, relaxed"
+        for (name, full) in [(durable, true), (relaxed, false)] {
+            let scratch = Scratch("single")
+            defer { scratch.remove() }
+            switch side {
+            case .ours:
+                let counter = SyncCounter()
+                let store = try BinaryUsers(path: scratch.file("users.store"), model: model, durability: full ? .full : .normal, fileSystem: counter)
+                let before = counter.count
+                try record(name, side, operations: count, unit: "saves") { try store.insertEach(users.prefix(count)) }
+                note(name, String(format: "ours: %.2f fdatasync per save", Double(counter.count - before) / Double(count)))
+                try store.close()
+            case .sqlite:
+                let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: full ? "FULL" : "NORMAL")
+                try db.createTable(indexOnAge: false)
+                try record(name, side, operations: count, unit: "saves") { try db.insertEach(users.prefix(count), firstID: 1) }
+                db.close()
+            }
+        }
+    }
+
+    /// Eight threads saving one object at a time into one store (group commit).
+    private func concurrentPhase(_ side: Side) throws {
+        let threads = 8
+        let perThread = writersPerThread
+        let name = "\(threads) concurrent writers, \(threads * perThread) durable saves"
+        let scratch = Scratch("concurrent")
+        defer { scratch.remove() }
+        let users = self.users
+        switch side {
+        case .ours:
+            let counter = SyncCounter()
+            let store = try BinaryUsers(path: scratch.file("users.store"), model: model, durability: .full, fileSystem: counter)
+            let before = counter.count
+            let failures = FailureBox()
+            try record(name, side, operations: threads * perThread, unit: "saves") {
+                runThreads(threads) { thread in
+                    do {
+                        let start = (thread * perThread) % max(1, users.count - perThread)
+                        try store.insertEach(users[start..<(start + perThread)])
+                    } catch { failures.add(error) }
+                }
+                try failures.check()
+            }
+            note(name, String(format: "ours: %.2f saves per fdatasync", Double(threads * perThread) / Double(max(1, counter.count - before))))
+            try store.close()
+        case .sqlite:
+            let path = scratch.file("users.sqlite")
+            let db = try SQLiteUsers(path: path, synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            let failures = FailureBox()
+            try record(name, side, operations: threads * perThread, unit: "saves") {
+                runThreads(threads) { thread in
+                    do {
+                        let connection = try SQLiteUsers(path: path, synchronous: "FULL")
+                        let start = (thread * perThread) % max(1, users.count - perThread)
+                        try connection.insertEach(users[start..<(start + perThread)], firstID: Int64(thread * perThread + 1))
+                        connection.close()
+                    } catch { failures.add(error) }
+                }
+                try failures.check()
+            }
+            db.close()
+        }
+    }
+
+    /// Opening after a crash that left a log tail of `tailBytes` to replay.
+    private func recoveryPhase(_ side: Side) throws {
+        let scratch = Scratch("recovery")
+        defer { scratch.remove() }
+        let name = "recovery: open + first lookup after a crash, \(tailBytes >> 20) MB log"
+        let crashed = Scratch("crashed")
+        defer { crashed.remove() }
+        let batch = max(100, min(10_000, objects / 10))
+        switch side {
+        case .ours:
+            let path = scratch.file("users.store")
+            let loader = try BinaryUsers(path: path, model: model, durability: .full)
+            try loader.insert(users[...])
+            try loader.close()
+            let store = try BinaryUsers(path: path, model: model, durability: .full, backgroundCheckpoints: false, checkpointThreshold: 1 << 40)
+            var start = 1
+            var version: Int64 = 1
+            while walSize(path + "-wal") < tailBytes {
+                let keys = Array(Int64(start)..<Int64(min(start + batch, objects + 1)))
+                var rows: [StoreRow] = []
+                for key in keys { rows.append(BinaryUsers.row(key, users[Int(key - 1)], version: version)) }
+                _ = try store.store.save(StoreChangeSet(updated: rows))
+                start += batch
+                if start > objects { start = 1; version += 1 }
+            }
+            let tail = walSize(path + "-wal")
+            for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: path + suffix, toPath: crashed.file("users.store" + suffix)) }
+            try store.close()
+            try record(name, side, operations: 1, unit: "") { _ = try BinaryUsers.openAndLookup(path: crashed.file("users.store"), model: model, key: 1) }
+            note(name, "ours: \(tail >> 20) MB log replayed")
+        case .sqlite:
+            let path = scratch.file("users.sqlite")
+            let db = try SQLiteUsers(path: path, synchronous: "FULL", autocheckpoint: false)
+            try db.createTable(indexOnAge: false)
+            try db.insert(users[...], firstID: 1)
+            try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+            var start = 1
+            while db.walSize < tailBytes {
+                let ids = Array(Int64(start)..<Int64(min(start + batch, objects + 1)))
+                try db.updateScores(ids[...])
+                start += batch
+                if start > objects { start = 1 }
+            }
+            let tail = db.walSize
+            for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: path + suffix, toPath: crashed.file("users.sqlite" + suffix)) }
+            db.close()
+            try record(name, side, operations: 1, unit: "") { _ = try SQLiteUsers.openAndLookup(path: crashed.file("users.sqlite"), id: 1) }
+            note(name, "SQLite: \(tail >> 20) MB WAL replayed")
+        }
+    }
+
+    /// Through managed objects: import in saves of 10,000 with `reset()`, then fetch all and read
+    /// one attribute. SQLite's side is its raw bulk insert and a raw full scan: the target
+    /// compares the object graph with SQLite's raw rows per second.
+    private func managedPhase(_ side: Side) throws {
+        let scratch = Scratch("managed")
+        defer { scratch.remove() }
+        let insertName = "managed objects: insert in saves of 10,000 + reset()"
+        let fetchName = "managed objects: fetch all, read one attribute"
+        switch side {
+        case .ours:
+            let managed = try ManagedUsers(path: scratch.file("users.store"), model: model)
+            try record(insertName, side, operations: objects, unit: "objects") { try managed.insert(users, batch: 10_000) }
+            try record(fetchName, side, operations: objects, unit: "objects") { _ = try managed.fetchAllReadingName() }
+            try managed.close()
+        case .sqlite:
+            let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            try record(insertName, side, operations: objects, unit: "objects") { try db.insert(users[...], firstID: 1) }
+            try record(fetchName, side, operations: objects, unit: "objects") { _ = try db.scanNames() }
+            note(insertName, "SQLite: raw rows in one transaction")
+            note(fetchName, "SQLite: raw SELECT of every row")
+            db.close()
+        }
+    }
+
+    private func walSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+}
+
+/// Errors from worker threads, rethrown on the main thread.
+final class FailureBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [Error] = []
+    func add(_ error: Error) { lock.withLock { errors.append(error) } }
+    func check() throws { if let first = lock.withLock({ errors.first }) { throw first } }
+}
+
+/// Runs `body` on `count` threads at once and waits for all of them.
+func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        let thread = Thread {
+            body(index)
+            group.leave()
+        }
+        thread.start()
+    }
+    group.wait()
+}

@@ -1,0 +1,192 @@
+import CSQLite
+import Foundation
+
+/// The SQLite side: the `user` table through SQLite's C API, WAL mode, prepared statements.
+/// Values are handed back as Swift values (Strings built), the same work the binary store does
+/// when it returns a row.
+final class SQLiteUsers {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private var db: OpaquePointer?
+    let path: String
+
+    /// Opens (creating) the database with `synchronous` = `FULL` or `NORMAL`.
+    init(path: String, synchronous: String, autocheckpoint: Bool = true) throws {
+        self.path = path
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            throw Failure(description: "sqlite3_open_v2 \(path) failed")
+        }
+        sqlite3_busy_timeout(db, 60_000)
+        try exec("PRAGMA journal_mode=WAL")
+        try exec("PRAGMA synchronous=\(synchronous)")
+        if !autocheckpoint { try exec("PRAGMA wal_autocheckpoint=0") }
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func close() { sqlite3_close_v2(db); db = nil }
+
+    func createTable(indexOnAge: Bool) throws {
+        try exec("CREATE TABLE IF NOT EXISTS user(id INTEGER PRIMARY KEY, name TEXT, email TEXT, age INTEGER, score REAL, created REAL)")
+        if indexOnAge { try exec("CREATE INDEX IF NOT EXISTS user_age ON user(age)") }
+    }
+
+    func exec(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(db, sql, nil, nil, &message) == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "unknown"
+            sqlite3_free(message)
+            throw Failure(description: "\(sql): \(text)")
+        }
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw Failure(description: "prepare \(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return statement
+    }
+
+    private func step(_ statement: OpaquePointer?) throws {
+        let code = sqlite3_step(statement)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else {
+            throw Failure(description: "step: \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private func bind(_ statement: OpaquePointer?, id: Int64, _ user: User) {
+        sqlite3_bind_int64(statement, 1, id)
+        sqlite3_bind_text(statement, 2, user.name, -1, Self.transient)
+        sqlite3_bind_text(statement, 3, user.email, -1, Self.transient)
+        sqlite3_bind_int64(statement, 4, user.age)
+        sqlite3_bind_double(statement, 5, user.score)
+        sqlite3_bind_double(statement, 6, user.created)
+    }
+
+    /// Inserts rows with IDs `firstID…` in one transaction.
+    func insert(_ users: ArraySlice<User>, firstID: Int64) throws {
+        try exec("BEGIN")
+        let statement = try prepare("INSERT INTO user VALUES(?,?,?,?,?,?)")
+        defer { sqlite3_finalize(statement) }
+        var id = firstID
+        for user in users {
+            bind(statement, id: id, user)
+            try step(statement)
+            sqlite3_reset(statement)
+            id += 1
+        }
+        try exec("COMMIT")
+    }
+
+    /// One transaction (one commit) per row.
+    func insertEach(_ users: ArraySlice<User>, firstID: Int64) throws {
+        let statement = try prepare("INSERT INTO user VALUES(?,?,?,?,?,?)")
+        defer { sqlite3_finalize(statement) }
+        var id = firstID
+        for user in users {
+            bind(statement, id: id, user)
+            try step(statement)
+            sqlite3_reset(statement)
+            id += 1
+        }
+    }
+
+    private func readUser(_ statement: OpaquePointer?, from column: Int32) -> User {
+        User(
+            name: String(cString: sqlite3_column_text(statement, column)),
+            email: String(cString: sqlite3_column_text(statement, column + 1)),
+            age: sqlite3_column_int64(statement, column + 2),
+            score: sqlite3_column_double(statement, column + 3),
+            created: sqlite3_column_double(statement, column + 4)
+        )
+    }
+
+    /// Point lookups inside one read transaction; returns the sum of ages read.
+    func lookups(_ ids: [Int64]) throws -> Int64 {
+        try exec("BEGIN")
+        let statement = try prepare("SELECT name,email,age,score,created FROM user WHERE id=?")
+        defer { sqlite3_finalize(statement) }
+        var sum: Int64 = 0
+        for id in ids {
+            sqlite3_bind_int64(statement, 1, id)
+            if sqlite3_step(statement) == SQLITE_ROW { sum &+= readUser(statement, from: 0).age }
+            sqlite3_reset(statement)
+        }
+        try exec("COMMIT")
+        return sum
+    }
+
+    /// `age > 50 ORDER BY name LIMIT n`; returns the rows.
+    func olderThan50ByName(limit: Int) throws -> [User] {
+        let statement = try prepare("SELECT name,email,age,score,created FROM user WHERE age > 50 ORDER BY name LIMIT \(limit)")
+        defer { sqlite3_finalize(statement) }
+        var users: [User] = []
+        while sqlite3_step(statement) == SQLITE_ROW { users.append(readUser(statement, from: 0)) }
+        return users
+    }
+
+    /// Every row, reading one attribute each (the managed-object fetch's counterpart).
+    func scanNames() throws -> Int {
+        let statement = try prepare("SELECT id,name,email,age,score,created FROM user")
+        defer { sqlite3_finalize(statement) }
+        var total = 0
+        while sqlite3_step(statement) == SQLITE_ROW { total &+= readUser(statement, from: 1).name.utf8.count }
+        return total
+    }
+
+    func updateScores(_ ids: ArraySlice<Int64>) throws {
+        try exec("BEGIN")
+        let statement = try prepare("UPDATE user SET score=? WHERE id=?")
+        defer { sqlite3_finalize(statement) }
+        for id in ids {
+            sqlite3_bind_double(statement, 1, Double(id) / 3)
+            sqlite3_bind_int64(statement, 2, id)
+            try step(statement)
+            sqlite3_reset(statement)
+        }
+        try exec("COMMIT")
+    }
+
+    func delete(_ ids: ArraySlice<Int64>) throws {
+        try exec("BEGIN")
+        let statement = try prepare("DELETE FROM user WHERE id=?")
+        defer { sqlite3_finalize(statement) }
+        for id in ids {
+            sqlite3_bind_int64(statement, 1, id)
+            try step(statement)
+            sqlite3_reset(statement)
+        }
+        try exec("COMMIT")
+    }
+
+    /// Opens the database and reads one row: SQLite's "open plus first lookup" (and its recovery
+    /// when a WAL is left behind).
+    static func openAndLookup(path: String, id: Int64) throws -> User? {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw Failure(description: "open \(path)")
+        }
+        defer { sqlite3_close_v2(db) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "SELECT name,email,age,score,created FROM user WHERE id=?", -1, &statement, nil) == SQLITE_OK else {
+            throw Failure(description: "prepare: \(String(cString: sqlite3_errmsg(db)))")
+        }
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_int64(statement, 1, id)
+        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+        return User(
+            name: String(cString: sqlite3_column_text(statement, 0)), email: String(cString: sqlite3_column_text(statement, 1)),
+            age: sqlite3_column_int64(statement, 2), score: sqlite3_column_double(statement, 3), created: sqlite3_column_double(statement, 4)
+        )
+    }
+
+    /// WAL size in bytes.
+    var walSize: Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+}

@@ -1,0 +1,152 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+
+extension BinaryStore {
+    /// A match found by a scan: where its record is, its key, and the values it sorts by.
+    struct ScanMatch {
+        var entityName: String
+        var key: Int64
+        var location: UInt64
+        var sortValues: [StoreValue]
+    }
+
+    /// Answers a fetch whose predicate and sort compiled (``CompiledFetch``): walks the index in
+    /// key order, decodes only the attributes the fetch reads from each record, and builds rows
+    /// only for the results. With a sort and a limit it keeps the best `offset + limit` matches.
+    /// With ``SecondaryIndex`` candidates, only those records are read.
+    ///
+    /// Caller holds `rw` (shared). Complexity: O(n) partial decodes for n rows of the entities
+    /// (or the index's candidates), plus O(m log k) comparisons for m matches kept to k.
+    func scan(_ request: StoreFetchRequest, compiled: CompiledFetch, entityIDs: [Int]) throws(StoreError) -> StoreFetchResult {
+        let offset = max(0, request.offset)
+        let keep = request.limit > 0 ? offset + request.limit : Int.max
+        let order = compiled.order
+        // Without a sort, matches come in object-ID order: one entity's keys are already in it,
+        // so the scan can stop once it has enough.
+        let entityNames = entityIDs.map { catalog.entities[$0].name }
+        let stopEarly = order == nil && entityIDs.count == 1
+        var matches: [ScanMatch] = []
+        let topK = order != nil && keep < Int.max
+        func better(_ a: ScanMatch, _ b: ScanMatch) -> Bool {
+            if let order {
+                switch order(a.sortValues, b.sortValues) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: break
+                }
+            }
+            return (a.entityName, a.key) < (b.entityName, b.key)
+        }
+
+        var values = [StoreValue](repeating: .null, count: compiled.keys.count)
+        scanning: for (entityID, entityName) in zip(entityIDs, entityNames) where entityID < index.tables.count {
+            let table = index.tables[entityID]
+            let slots = catalog.entities[entityID].properties.map { compiled.keys.firstIndex(of: $0) ?? -1 }
+            let candidates = try candidatePositions(compiled, entityID: entityID, table: table)
+            var lastPageOffset = UInt64.max
+            var lastPage: DataPage?
+            for step in 0..<(candidates?.count ?? table.keys.count) {
+                let position = candidates?[step] ?? step
+                let location = table.locations[position]
+                guard location != 0 else { continue }
+                let bytes: [UInt8]
+                let range: Range<Int>
+                if case .page(let pageOffset, let slot) = RecordLocation(raw: location) {
+                    if pageOffset != lastPageOffset {
+                        lastPage = try dataPage(at: pageOffset)
+                        lastPageOffset = pageOffset
+                    }
+                    guard let page = lastPage, let found = page.range(of: slot) else {
+                        throw .corrupt(detail: "data file offset \(pageOffset): the index points to slot \(slot) of a page with \(lastPage?.count ?? 0) records")
+                    }
+                    (bytes, range) = (page.payload, found)
+                } else {
+                    (bytes, range) = try recordBytes(at: location)
+                }
+                do {
+                    let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
+                    guard head.kind == .row else { continue }
+                } catch {
+                    throw .corrupt(detail: error.within(Self.describe(location)).description)
+                }
+                if let filter = compiled.filter, !filter(values) { continue }
+                let match = ScanMatch(entityName: entityName, key: table.keys[position], location: location, sortValues: order == nil ? [] : values)
+                if topK {
+                    if matches.count == keep, let last = matches.last, !better(match, last) { continue }
+                    var low = 0
+                    var high = matches.count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        if better(matches[mid], match) { low = mid + 1 } else { high = mid }
+                    }
+                    matches.insert(match, at: low)
+                    if matches.count > keep { matches.removeLast() }
+                } else {
+                    matches.append(match)
+                    if stopEarly, matches.count >= keep { break scanning }
+                }
+            }
+        }
+        if order != nil, !topK {
+            matches.sort(by: better)
+        } else if order == nil, entityIDs.count > 1 {
+            matches.sort { ($0.entityName, $0.key) < ($1.entityName, $1.key) }
+        }
+        let start = min(offset, matches.count)
+        let end = request.limit > 0 ? min(matches.count, start + request.limit) : matches.count
+        let page = matches[start..<end]
+        switch request.resultType {
+        case .count:
+            return .count(page.count)
+        case .objectIDs:
+            return .objectIDs(page.map { StoreObjectID(entityName: $0.entityName, primaryKey: $0.key) })
+        case .rows:
+            var rows: [StoreRow] = []
+            rows.reserveCapacity(page.count)
+            for match in page {
+                if let row = try readRow(at: match.location) { rows.append(row) }
+            }
+            return .rows(rows)
+        }
+    }
+
+    /// Positions in `table` of the rows a secondary index says may match, in key order; nil when
+    /// no index applies (every row is a candidate).
+    func candidatePositions(_ compiled: CompiledFetch, entityID: Int, table: ObjectIndex.Table) throws(StoreError) -> [Int]? {
+        let entityName = catalog.entities[entityID].name
+        guard let indexed = indexedAttributes[entityName] else { return nil }
+        // Equality narrows most; otherwise the first range.
+        let usable = compiled.conjuncts.filter { indexed[$0.key] != nil }
+        guard let chosen = usable.first(where: { $0.type == .equalTo }) ?? usable.first, let kind = indexed[chosen.key] else { return nil }
+        let secondary = try secondaryIndex(entityID: entityID, attribute: chosen.key, kind: kind, table: table)
+        guard let keys = secondary.candidates(chosen.type, chosen.constant) else { return nil }
+        var positions = keys.compactMap { table.position(of: $0) }
+        positions.sort()
+        return positions
+    }
+
+    /// The secondary index of `attribute`, built from the records when missing. Caller holds `rw`
+    /// (shared), so the table cannot change while it is built.
+    func secondaryIndex(entityID: Int, attribute: String, kind: SecondaryIndex.Kind, table: ObjectIndex.Table) throws(StoreError) -> SecondaryIndex {
+        if let built = secondaryLock.withLock({ secondaryIndexes[entityID]?[attribute] }) { return built }
+        let propertyIndex = catalog.entities[entityID].properties.firstIndex(of: attribute)
+        let slots = catalog.entities[entityID].properties.indices.map { $0 == propertyIndex ? 0 : -1 }
+        var values: [StoreValue] = [.null]
+        var entries: [(value: StoreValue, key: Int64)] = []
+        entries.reserveCapacity(table.liveCount)
+        for position in table.keys.indices where table.locations[position] != 0 {
+            let location = table.locations[position]
+            let (bytes, range) = try recordBytes(at: location)
+            do {
+                let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
+                if head.kind == .row { entries.append((values[0], table.keys[position])) }
+            } catch {
+                throw .corrupt(detail: error.within(Self.describe(location)).description)
+            }
+        }
+        let built = SecondaryIndex(kind: kind, entries: entries)
+        secondaryLock.withLock { secondaryIndexes[entityID, default: [:]][attribute] = built }
+        return built
+    }
+}
