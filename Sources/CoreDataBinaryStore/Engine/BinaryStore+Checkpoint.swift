@@ -143,6 +143,7 @@ extension BinaryStore {
             root = newRoot
             activeSlot = slot
             logTombstones = []
+            publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
         }
         cache.removeAll { $0 & RecordLocation.logBit != 0 }
         logEnd = UInt64(LogLayout.firstFrameOffset)

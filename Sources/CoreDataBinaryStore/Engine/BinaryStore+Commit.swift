@@ -373,7 +373,10 @@ extension BinaryStore {
         rw.withWriteLock {
             for batch in batches { apply(batch.publish) }
             // Batches publish in ID order, so this marks every overlay entry up to it stale.
-            if let last = batches.last { publishedBatchID = last.id }
+            if let last = batches.last {
+                publishedBatchID = last.id
+                publishedLogEnd = last.offset + UInt64(last.bytes.count)
+            }
         }
         return nil
     }

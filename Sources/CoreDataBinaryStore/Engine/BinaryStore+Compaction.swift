@@ -121,6 +121,7 @@ extension BinaryStore {
             index = newIndex
             root = newRoot
             activeSlot = 0
+            publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
             return old
         }
         cache.removeAll { _ in true }

@@ -53,6 +53,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var isClosed = false
     /// The last batch whose changes readers see.
     var publishedBatchID = 0
+    /// The end of the published log frames. Log bytes past it may be stale frames of an earlier
+    /// checkpoint or a torn tail that the next save overwrites, so they are never cached.
+    var publishedLogEnd: UInt64
 
     // Writer state, guarded by `commitLock`.
     let commitLock = NSLock()
@@ -103,6 +106,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         index = opened.index
         metadataValue = opened.metadata
         logEnd = opened.logEnd
+        publishedLogEnd = opened.logEnd
         logSequence = opened.logSequence
         logChain = opened.logChain
         logTombstones = opened.logTombstones
