@@ -129,5 +129,6 @@ extension BinaryStore {
         logEnd = UInt64(LogLayout.firstFrameOffset)
         logSequence = 0
         logChain = newRoot.logSalt
+        resetSyncedLogEnd()
     }
 }

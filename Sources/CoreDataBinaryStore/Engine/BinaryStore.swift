@@ -81,6 +81,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var queue: [CommitBatch] = []
     var leaderActive = false
     var poisoned: StoreError?
+    /// The log end as of this handle's last successful sync (full durability): when it is the
+    /// log end, the next save starts with a sync marker (Formats/wal.md §3). Frames this handle
+    /// found at open are not known to be synced.
+    var syncedLogEnd = UInt64(LogLayout.firstFrameOffset)
 
     /// Opens the store at `path`, creating it when missing (unless read-only).
     ///
@@ -143,7 +147,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         try checkWritable()
         let body = try Self.encodeMetadata(metadata)
         commitLock.lock()
-        var frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: body.count + 64)
+        var frames = frameWriter(capacity: body.count + 64)
         frames.appendEntry(kind: .metadata, sizeHint: body.count) { $0.append(body) }
         frames.finish()
         let batch = appendBatch(frames, publish: PublishSet(metadata: metadata))
