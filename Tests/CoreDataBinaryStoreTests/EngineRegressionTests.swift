@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CoreDataBinaryFormat
 import CoreDataBinaryStore
 import CoreDataStorage
@@ -144,5 +149,25 @@ final class EngineRegressionTests: XCTestCase {
                 XCTAssertTrue("\(error)".contains("log offset \(frames[frame].offset)") && "\(error)".contains("synced"), "\(error)")
             }
         }
+    }
+
+    /// A background checkpoint fails (a full disk) after saves with relaxed durability returned:
+    /// no save follows to report it, so closing must. Before the fix `close` skipped the
+    /// checkpoint of a poisoned handle and returned as if the saves were safely on disk.
+    func testClosingAPoisonedHandleReportsWhy() throws {
+        let fileSystem = FaultInjectingFileSystem()
+        var options = WorkloadRunner.options(fileSystem, durability: .normal)
+        options.backgroundCheckpoints = true
+        options.checkpointThreshold = 64
+        let store = try BinaryStore(path: WorkloadRunner.path, model: CrashTestModel.model, metadata: StoreMetadata(), options: options)
+        fileSystem.setPlan(.fail(code: ENOSPC, at: fileSystem.operationCount + 2, persistent: true))
+        _ = try store.save(StoreChangeSet(inserted: [CrashTestModel.tag(1, "returned")]))
+        // Wait for the background checkpoint to fail (handing out keys checks the handle only).
+        let deadline = Date().addingTimeInterval(10)
+        while (try? store.newPrimaryKeys(entityName: "Tag", count: 1)) != nil, Date() < deadline { usleep(1_000) }
+        XCTAssertThrowsError(try store.close()) { error in
+            XCTAssertTrue("\(error)".contains("No space left on device"), "\(error)")
+        }
+        XCTAssertThrowsError(try store.close()) { XCTAssertEqual($0 as? StoreError, .closed) }
     }
 }

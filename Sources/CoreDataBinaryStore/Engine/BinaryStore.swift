@@ -175,10 +175,15 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     }
 
     /// Checkpoints, truncates the log and releases the files. Later calls throw ``StoreError/closed``.
+    ///
+    /// - Throws: the error of the checkpoint, or the error that poisoned the handle (a failed
+    ///   write or sync, perhaps of a background checkpoint no save has reported yet): the files are
+    ///   released all the same, but what the last saves wrote may not be durable until the store
+    ///   is reopened.
     public func close() throws(StoreError) {
         if rw.withReadLock({ isClosed }) { throw .closed }
-        var failure: StoreError?
-        if !options.readOnly, poisonedError == nil {
+        var failure = poisonedError
+        if !options.readOnly, failure == nil {
             do { try checkpoint(truncatingLog: true) } catch { failure = error }
         }
         rw.withWriteLock { isClosed = true }
