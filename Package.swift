@@ -103,7 +103,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataBinaryStoreTests",
-            dependencies: ["CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataStorage", "CoreDataModel"]
+            dependencies: ["CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"]
         ),
         .testTarget(
             name: "CoreDataBinaryFormatTests",

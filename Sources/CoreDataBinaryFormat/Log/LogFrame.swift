@@ -8,6 +8,9 @@ public struct LogFrameHeader: Sendable, Equatable {
     public var sequence: UInt64
 
     public var isCommit: Bool { flags & LogLayout.commitFlag != 0 }
+    /// Whether this is a sync marker (Formats/wal.md §3): an empty frame, which a writer adds
+    /// only when every frame before it is synced.
+    public var isSyncMarker: Bool { payloadLength == 0 && !isCommit }
     /// Header, payload and trailer.
     public var totalLength: Int { LogLayout.frameHeaderSize + payloadLength + LogLayout.frameTrailerSize }
 

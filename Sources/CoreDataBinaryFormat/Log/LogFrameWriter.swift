@@ -49,6 +49,14 @@ public struct LogFrameWriter {
         return entry
     }
 
+    /// Writes a sync marker: an empty frame that says every frame before it was synced before it
+    /// was written (Formats/wal.md §3). Call before the first entry.
+    public mutating func appendSyncMarker() {
+        precondition(frameStart == nil && writer.count == 0, "a sync marker comes before a save's entries")
+        openFrame()
+        closeFrame(commit: false)
+    }
+
     /// Closes the last frame as the save's commit frame.
     public mutating func finish() {
         if frameStart == nil { openFrame() }

@@ -143,11 +143,13 @@ extension BinaryStore {
             root = newRoot
             activeSlot = slot
             logTombstones = []
+            publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
         }
         cache.removeAll { $0 & RecordLocation.logBit != 0 }
         logEnd = UInt64(LogLayout.firstFrameOffset)
         logSequence = 0
         logChain = newRoot.logSalt
+        resetSyncedLogEnd()
         pendingBatches.removeAll()
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true {
             do {
@@ -157,6 +159,14 @@ extension BinaryStore {
                 throw .io(detail: "the log could not be truncated: \(error)")
             }
         }
+    }
+
+    /// The log starts over (a checkpoint or compaction): nothing in it is synced yet.
+    /// Caller holds `commitLock` with no save queued.
+    func resetSyncedLogEnd() {
+        group.lock()
+        syncedLogEnd = UInt64(LogLayout.firstFrameOffset)
+        group.unlock()
     }
 
     /// Starts a background checkpoint when the log has grown past the threshold.

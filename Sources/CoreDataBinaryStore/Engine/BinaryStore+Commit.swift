@@ -157,7 +157,7 @@ extension BinaryStore {
         var frames: LogFrameWriter
         var refs: [(entry: Int, entityID: Int, key: Int64, version: Int64, tombstone: Bool)] = []
         while true {
-            frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: 96 * count + 256)
+            frames = frameWriter(capacity: 96 * count + 256)
             refs.removeAll(keepingCapacity: true)
             refs.reserveCapacity(count)
             if catalogChanged {
@@ -253,6 +253,20 @@ extension BinaryStore {
         }
     }
 
+    /// A frame writer for the next save at the log's end. With full durability it starts with a
+    /// sync marker when every frame before it is synced, so recovery can tell a frame damaged
+    /// after it was synced from a torn write (Formats/wal.md §3, §7). Caller holds `commitLock`.
+    func frameWriter(capacity: Int) -> LogFrameWriter {
+        var frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: capacity + LogLayout.frameHeaderSize + LogLayout.frameTrailerSize)
+        if options.durability == .full, logEnd > UInt64(LogLayout.firstFrameOffset) {
+            group.lock()
+            let synced = syncedLogEnd == logEnd
+            group.unlock()
+            if synced { frames.appendSyncMarker() }
+        }
+        return frames
+    }
+
     /// Queues finished frames at the log's end and advances the writer's log position.
     /// Caller holds `commitLock`.
     func appendBatch(_ frames: LogFrameWriter, publish: PublishSet) -> CommitBatch {
@@ -345,6 +359,9 @@ extension BinaryStore {
                 let error = failure ?? writeAndPublish(batches)
                 group.lock()
                 if let error, poisoned == nil { poisoned = error }
+                if error == nil, options.durability == .full, let last = batches.last {
+                    syncedLogEnd = last.offset + UInt64(last.bytes.count)
+                }
                 for item in batches {
                     item.done = true
                     item.error = error
@@ -373,7 +390,10 @@ extension BinaryStore {
         rw.withWriteLock {
             for batch in batches { apply(batch.publish) }
             // Batches publish in ID order, so this marks every overlay entry up to it stale.
-            if let last = batches.last { publishedBatchID = last.id }
+            if let last = batches.last {
+                publishedBatchID = last.id
+                publishedLogEnd = last.offset + UInt64(last.bytes.count)
+            }
         }
         return nil
     }

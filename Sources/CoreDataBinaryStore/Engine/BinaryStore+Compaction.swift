@@ -121,6 +121,7 @@ extension BinaryStore {
             index = newIndex
             root = newRoot
             activeSlot = 0
+            publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
             return old
         }
         cache.removeAll { _ in true }
@@ -128,5 +129,6 @@ extension BinaryStore {
         logEnd = UInt64(LogLayout.firstFrameOffset)
         logSequence = 0
         logChain = newRoot.logSalt
+        resetSyncedLogEnd()
     }
 }

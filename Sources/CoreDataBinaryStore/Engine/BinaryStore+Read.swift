@@ -95,7 +95,8 @@ extension BinaryStore {
         }
     }
 
-    /// `count` bytes of the log at `offset`, through 64 KiB cached blocks.
+    /// `count` bytes of the log at `offset`, through 64 KiB cached blocks. A cached block holds
+    /// only published frames: the bytes after them change when the next save is written there.
     func logBytes(at offset: UInt64, count: Int) throws(StoreError) -> [UInt8] {
         guard let logFile else { throw .corrupt(detail: "log offset \(offset): the store has no log") }
         let blockSize = UInt64(Self.logBlockSize)
@@ -107,7 +108,9 @@ extension BinaryStore {
                 return Array(bytes[within..<(within + count)])
             }
             do {
-                let bytes = try logFile.read(at: block * blockSize, count: Self.logBlockSize)
+                var bytes = try logFile.read(at: block * blockSize, count: Self.logBlockSize)
+                let published = publishedLogEnd > block * blockSize ? publishedLogEnd - block * blockSize : 0
+                if UInt64(bytes.count) > published { bytes.removeSubrange(Int(published)...) }
                 cache.put(key, .logBlock(bytes))
                 guard bytes.count >= within + count else {
                     throw StoreError.corrupt(detail: "log offset \(offset): the log ends before the record")

@@ -60,6 +60,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var isClosed = false
     /// The last batch whose changes readers see.
     var publishedBatchID = 0
+    /// The end of the published log frames. Log bytes past it may be stale frames of an earlier
+    /// checkpoint or a torn tail that the next save overwrites, so they are never cached.
+    var publishedLogEnd: UInt64
 
     // Writer state, guarded by `commitLock`.
     let commitLock = NSLock()
@@ -85,6 +88,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var queue: [CommitBatch] = []
     var leaderActive = false
     var poisoned: StoreError?
+    /// The log end as of this handle's last successful sync (full durability): when it is the
+    /// log end, the next save starts with a sync marker (Formats/wal.md §3). Frames this handle
+    /// found at open are not known to be synced.
+    var syncedLogEnd = UInt64(LogLayout.firstFrameOffset)
 
     /// Opens the store at `path`, creating it when missing (unless read-only).
     ///
@@ -111,6 +118,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         index = opened.index
         metadataValue = opened.metadata
         logEnd = opened.logEnd
+        publishedLogEnd = opened.logEnd
         logSequence = opened.logSequence
         logChain = opened.logChain
         logTombstones = opened.logTombstones
@@ -169,7 +177,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         try checkWritable()
         let body = try Self.encodeMetadata(metadata)
         commitLock.lock()
-        var frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: body.count + 64)
+        var frames = frameWriter(capacity: body.count + 64)
         frames.appendEntry(kind: .metadata, sizeHint: body.count) { $0.append(body) }
         frames.finish()
         let batch = appendBatch(frames, publish: PublishSet(metadata: metadata))
@@ -197,10 +205,15 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     }
 
     /// Checkpoints, truncates the log and releases the files. Later calls throw ``StoreError/closed``.
+    ///
+    /// - Throws: the error of the checkpoint, or the error that poisoned the handle (a failed
+    ///   write or sync, perhaps of a background checkpoint no save has reported yet): the files are
+    ///   released all the same, but what the last saves wrote may not be durable until the store
+    ///   is reopened.
     public func close() throws(StoreError) {
         if rw.withReadLock({ isClosed }) { throw .closed }
-        var failure: StoreError?
-        if !options.readOnly, poisonedError == nil {
+        var failure = poisonedError
+        if !options.readOnly, failure == nil {
             do { try checkpoint(truncatingLog: true) } catch { failure = error }
         }
         rw.withWriteLock { isClosed = true }

@@ -87,8 +87,11 @@ struct LogReplay {
         return replay
     }
 
-    /// A frame that fails at `offset` is a torn tail unless the frame after it validates when
-    /// chained from its stored checksum: then it is a committed frame damaged in place.
+    /// A frame that fails at `offset` is a torn tail unless it is known to have been synced: the
+    /// frames after it validate when chained from its stored checksum and reach a sync marker,
+    /// which its writer wrote only after syncing every frame before it. Then it is a committed
+    /// frame damaged in place. Without a marker the frames after it may belong to the same
+    /// unsynced write, whose sectors reach the disk in any order: a torn tail (Formats/wal.md §7).
     private static func checkNotDamagedInPlace(_ log: any StoreFile, at offset: UInt64, size: UInt64, salt: UInt64, sequence: UInt64) throws {
         let headBytes = try log.read(at: offset, count: LogLayout.frameHeaderSize)
         guard headBytes.count == LogLayout.frameHeaderSize else { return }
@@ -100,14 +103,21 @@ struct LogReplay {
         let trailer = try log.read(at: offset + total - UInt64(LogLayout.frameTrailerSize), count: LogLayout.frameTrailerSize)
         guard trailer.count == LogLayout.frameTrailerSize else { return }
         var trailerReader = ByteReader(trailer)
-        guard let storedChecksum = try? trailerReader.uint64() else { return }
-        let next = offset + total
-        let nextHead = try log.read(at: next, count: LogLayout.frameHeaderSize)
-        guard let header = LogFrameHeader(decoding: nextHead), header.salt == salt, header.sequence == sequence + 1,
-              next + UInt64(header.totalLength) <= size else { return }
-        let frame = try log.read(at: next, count: header.totalLength)
-        if LogFrameCodec.isValid(frame, seed: storedChecksum) {
-            throw BinaryFormatError("log offset \(offset)", "the frame is damaged but the frames after it are valid: committed saves would be lost, so the store is not opened")
+        guard var seed = try? trailerReader.uint64() else { return }
+        var next = offset + total
+        var expected = sequence + 1
+        while next + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize) <= size {
+            let nextHead = try log.read(at: next, count: LogLayout.frameHeaderSize)
+            guard let header = LogFrameHeader(decoding: nextHead), header.salt == salt, header.sequence == expected,
+                  next + UInt64(header.totalLength) <= size else { return }
+            let frame = try log.read(at: next, count: header.totalLength)
+            guard LogFrameCodec.isValid(frame, seed: seed), let checksum = LogFrameCodec.storedChecksum(of: frame) else { return }
+            if header.isSyncMarker {
+                throw BinaryFormatError("log offset \(offset)", "the frame is damaged but it was synced and the frames after it are valid: committed saves would be lost, so the store is not opened")
+            }
+            seed = checksum
+            expected += 1
+            next += UInt64(header.totalLength)
         }
     }
 }

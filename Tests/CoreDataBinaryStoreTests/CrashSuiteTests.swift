@@ -1,0 +1,90 @@
+import CoreDataBinaryStore
+import CoreDataStorage
+import Foundation
+import XCTest
+
+/// The crash suite: the standard workload crashes at every operation it does, the disk is left as
+/// each power-loss policy leaves it, and the next process must open a store that verifies and
+/// holds exactly the saves that returned, plus at most the save in flight, whole.
+final class CrashSuiteTests: XCTestCase {
+    /// Every operation × every policy, with full durability: every returned save is there.
+    func testEveryCrashPointWithFullDurability() throws {
+        let workload = CrashWorkload.standard
+        let clean = FaultInjectingFileSystem()
+        let baseline = WorkloadRunner.run(workload, on: clean)
+        XCTAssertNil(baseline.failure.map { "\($0.error)" })
+        let stepOf = WorkloadRunner.stepOfOperation(baseline)
+        let trace = clean.operations
+        let failures = ScenarioFailures()
+        var scenarios = 0
+        var policyCount = 0
+        for crash in 1...stepOf.count {
+            let fileSystem = FaultInjectingFileSystem(plan: .crash(at: crash))
+            let outcome = WorkloadRunner.run(workload, on: fileSystem)
+            let context = "crash at op \(crash) (\(trace[crash - 1]), in step \(stepOf[crash - 1]) \(workload.steps[stepOf[crash - 1]].label))"
+            guard let failed = outcome.failure else {
+                failures.record("\(context): no step threw")
+                continue
+            }
+            if failed.step != stepOf[crash - 1] {
+                failures.record("\(context): step \(failed.step) threw instead: \(failed.error)")
+                continue
+            }
+            let returned = workload.changes(before: failed.step)
+            let acceptable = workload.steps[failed.step].changesContents ? [returned, returned + 1] : [returned]
+            let seeds = [UInt64(crash), UInt64(crash) &* 7_919 &+ 1, UInt64(crash) &* 104_729 &+ 2]
+            let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions]
+                + seeds.prefix(2).map { .tearLastWrite(seed: $0) } + seeds.map { .randomSubset(seed: $0) }
+            policyCount = policies.count
+            for policy in policies {
+                scenarios += 1
+                let result = RecoveryCheck.reopen(fileSystem.powerLoss(policy), workload: workload, acceptable: acceptable)
+                if let failure = result.failure { failures.record("\(context), \(policy): \(failure)") }
+            }
+        }
+        print("crash suite (full durability): \(scenarios) scenarios (\(stepOf.count) ops × \(policyCount) power-loss policies: process crash, drop unsynced, zero-fill extensions, tear last write × 2 seeds, random subset × 3 seeds)")
+        XCTAssertTrue(failures.messages.isEmpty, failures.summary)
+    }
+
+    /// With relaxed durability a power loss may lose the last saves, but the store is never
+    /// corrupt, holds a whole prefix of the saves, and keeps everything before the last
+    /// checkpoint; a process crash alone loses nothing that returned.
+    func testEveryCrashPointWithRelaxedDurability() throws {
+        let workload = CrashWorkload.standard
+        let clean = FaultInjectingFileSystem()
+        let baseline = WorkloadRunner.run(workload, on: clean, durability: .normal)
+        XCTAssertNil(baseline.failure.map { "\($0.error)" })
+        let stepOf = WorkloadRunner.stepOfOperation(baseline)
+        let trace = clean.operations
+        let failures = ScenarioFailures()
+        var scenarios = 0
+        var lost = 0
+        for crash in 1...stepOf.count {
+            let fileSystem = FaultInjectingFileSystem(plan: .crash(at: crash))
+            let outcome = WorkloadRunner.run(workload, on: fileSystem, durability: .normal)
+            let context = "relaxed, crash at op \(crash) (\(trace[crash - 1]), in step \(workload.steps[stepOf[crash - 1]].label))"
+            guard let failed = outcome.failure, failed.step == stepOf[crash - 1] else {
+                failures.record("\(context): the step did not throw (\(outcome.failure.map { "step \($0.step): \($0.error)" } ?? "none threw"))")
+                continue
+            }
+            let returned = workload.changes(before: failed.step)
+            let upper = workload.steps[failed.step].changesContents ? returned + 1 : returned
+            let lastSync = workload.steps[..<failed.step].lastIndex(where: \.syncsEverything)
+            let durable = lastSync.map { workload.changes(before: $0) } ?? 0
+            let checks: [(PowerLossPolicy, [Int])] = [
+                (.processCrash, Array(returned...upper)),
+                (.dropUnsynced, Array(durable...upper)),
+                (.tearLastWrite(seed: UInt64(crash)), Array(durable...upper)),
+                (.randomSubset(seed: UInt64(crash)), Array(durable...upper)),
+            ]
+            for (policy, acceptable) in checks {
+                scenarios += 1
+                let result = RecoveryCheck.reopen(fileSystem.powerLoss(policy), workload: workload, acceptable: acceptable.reversed(), durability: .normal, closeAndReopen: false)
+                if let failure = result.failure { failures.record("\(context), \(policy): \(failure)") }
+                if let matched = result.matched, matched < returned { lost += 1 }
+            }
+        }
+        print("crash suite (relaxed durability): \(scenarios) scenarios (\(stepOf.count) ops × \(scenarios / max(1, stepOf.count)) power-loss policies), \(lost) lost returned saves, as relaxed durability allows")
+        XCTAssertTrue(failures.messages.isEmpty, failures.summary)
+    }
+}

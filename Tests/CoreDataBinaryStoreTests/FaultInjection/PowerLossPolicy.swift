@@ -1,0 +1,63 @@
+import CoreDataPageCodec
+
+/// What survives on disk when the machine stops, given what the dead process had written and
+/// synced (``FaultInjectingFileSystem/powerLoss(_:)``). Whole 512-byte sectors are atomic;
+/// nothing else is.
+enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
+    /// Only the process died: the kernel still writes back everything it was given, and every
+    /// create, rename and remove stands.
+    case processCrash
+    /// Only what was synced: file contents as of their last sync, folder entries as of the
+    /// folder's last sync.
+    case dropUnsynced
+    /// The unsynced writes of each file reach the disk in order, but the last one is cut at a
+    /// sector boundary inside it (which one, `seed` picks); a write within one sector is lost whole.
+    /// Folder entries as of the folder's last sync.
+    case tearLastWrite(seed: UInt64)
+    /// The file sizes were journaled but the data was not: synced contents, with every byte past
+    /// the synced end read as zero (ext4 `data=writeback`, XFS). Folder entries as of the last sync.
+    case zeroFillExtensions
+    /// A random subset of the unsynced sectors (and truncates), applied in a random order, and a
+    /// random prefix of the unsynced folder changes (`seed` picks).
+    case randomSubset(seed: UInt64)
+
+    var description: String {
+        switch self {
+        case .processCrash: return "process crash"
+        case .dropUnsynced: return "drop unsynced"
+        case .tearLastWrite(let seed): return "tear last write (seed \(seed))"
+        case .zeroFillExtensions: return "zero-fill extensions"
+        case .randomSubset(let seed): return "random subset (seed \(seed))"
+        }
+    }
+}
+
+/// The files on a disk after a crash, by path.
+struct DiskImage: Sendable, Equatable {
+    var files: [String: [UInt8]] = [:]
+
+    /// A hash of every path and byte, to tell images apart cheaply.
+    var fingerprint: UInt64 {
+        var hash: UInt64 = 0
+        for path in files.keys.sorted() {
+            hash = PageChecksum.xxh3(Array(path.utf8), seed: hash)
+            hash = PageChecksum.xxh3(files[path] ?? [], seed: hash)
+        }
+        return hash
+    }
+}
+
+/// SplitMix64: a small seeded generator, so every scenario is reproducible from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,155 @@
+import CoreDataStorage
+import Foundation
+
+/// A scripted run against one store and what it should hold after each step: the oracle of the
+/// crash and fault suites.
+struct CrashWorkload: Sendable {
+    enum Action: Sendable {
+        /// Opens the store, creating it when missing.
+        case open
+        case save(StoreChangeSet)
+        /// Sets the metadata marker (a durable change, like a save).
+        case setMarker(String)
+        case checkpoint
+        case compact
+        /// Drops the handle without closing it and opens the store again: recovery replays the log.
+        case reopen
+        case close
+        /// Reads everything back from the live store, which must hold exactly this.
+        case check(StoreSnapshot)
+
+        var opensOrCloses: Bool {
+            switch self {
+            case .open, .reopen, .close: return true
+            case .save, .setMarker, .checkpoint, .compact, .check: return false
+            }
+        }
+    }
+
+    struct Step: Sendable {
+        var label: String
+        var action: Action
+
+        /// Whether the step changes the contents (and so moves to the next snapshot).
+        var changesContents: Bool {
+            switch action {
+            case .save, .setMarker: return true
+            case .open, .checkpoint, .compact, .reopen, .close, .check: return false
+            }
+        }
+
+        /// Whether the step, once returned, makes every earlier change durable even with
+        /// relaxed durability.
+        var syncsEverything: Bool {
+            switch action {
+            case .checkpoint, .compact, .close: return true
+            case .open, .save, .setMarker, .reopen, .check: return false
+            }
+        }
+    }
+
+    private(set) var steps: [Step] = []
+    /// `snapshots[k]`: the contents after the first `k` content-changing steps.
+    private(set) var snapshots = [StoreSnapshot()]
+
+    var current: StoreSnapshot { snapshots[snapshots.count - 1] }
+
+    /// How many content-changing steps come before step `index`.
+    func changes(before index: Int) -> Int {
+        steps[..<index].filter(\.changesContents).count
+    }
+
+    mutating func open() { steps.append(Step(label: "open", action: .open)) }
+    mutating func reopen() { steps.append(Step(label: "reopen", action: .reopen)) }
+    mutating func checkpoint() { steps.append(Step(label: "checkpoint", action: .checkpoint)) }
+    mutating func compact() { steps.append(Step(label: "compact", action: .compact)) }
+    mutating func close() { steps.append(Step(label: "close", action: .close)) }
+    mutating func check() { steps.append(Step(label: "check contents", action: .check(current))) }
+
+    mutating func setMarker(_ marker: String) {
+        steps.append(Step(label: "set marker \(marker)", action: .setMarker(marker)))
+        var next = current
+        next.marker = marker
+        snapshots.append(next)
+    }
+
+    /// A save; updated rows get the version the store holds, which the oracle tracks.
+    mutating func save(_ label: String, insert: [StoreRow] = [], update: [StoreRow] = [], delete: [StoreObjectID] = []) {
+        var next = current
+        var updated: [StoreRow] = []
+        var deleted: [(objectID: StoreObjectID, version: Int64)] = []
+        for row in insert {
+            precondition(next.rows[row.objectID] == nil, "the workload inserts \(row.objectID) twice")
+            var stored = StoreSnapshot.normalized(row)
+            stored.version = 1
+            next.rows[row.objectID] = stored
+        }
+        for row in update {
+            guard let version = next.rows[row.objectID]?.version else { preconditionFailure("the workload updates missing \(row.objectID)") }
+            var sent = row
+            sent.version = version
+            updated.append(sent)
+            var stored = StoreSnapshot.normalized(row)
+            stored.version = version + 1
+            next.rows[row.objectID] = stored
+        }
+        for id in delete {
+            guard let version = next.rows[id]?.version else { preconditionFailure("the workload deletes missing \(id)") }
+            deleted.append((id, version))
+            next.rows[id] = nil
+        }
+        steps.append(Step(label: "save: \(label)", action: .save(StoreChangeSet(inserted: insert, updated: updated, deleted: deleted))))
+        snapshots.append(next)
+    }
+
+    /// The suites' workload: inserts, updates and deletes of every entity, to-one and ordered and
+    /// unordered to-many changes, a save spanning two log frames, metadata, a checkpoint that
+    /// leaves old frames in the log for later saves to overwrite, reads between saves, a reopen
+    /// that replays the log, a compaction and a close.
+    static let standard: CrashWorkload = {
+        typealias M = CrashTestModel
+        var w = CrashWorkload()
+        w.open()
+        w.save("insert owners, items and tags", insert: [
+            M.owner(1, "Ann", items: [1, 2]), M.owner(2, "Bob", rank: 2, items: [3, 4]),
+            M.item(1, owner: 1, tags: [1]), M.item(2, owner: 1, tags: [1, 2]), M.item(3, owner: 2, tags: [2]), M.item(4, owner: 2),
+            M.tag(1, "red", items: [1, 2]), M.tag(2, "green", items: [2, 3]),
+        ])
+        w.save("update item 1, insert item 5 under owner 2",
+               insert: [M.item(5, owner: 2, tags: [1])],
+               update: [M.item(1, owner: 1, tags: [1], variant: 1), M.owner(2, "Bob", rank: 2, items: [3, 4, 5]), M.tag(1, "red", items: [1, 2, 5])])
+        w.save("reorder owner 2's items, tag item 4",
+               update: [M.owner(2, "Bob", rank: 2, items: [5, 3, 4]), M.item(4, owner: 2, tags: [2]), M.tag(2, "green", items: [2, 3, 4])])
+        w.setMarker("m1")
+        w.save("delete item 2",
+               update: [M.owner(1, "Ann", items: [1]), M.tag(1, "red", items: [1, 5]), M.tag(2, "green", items: [3, 4])],
+               delete: [M.id("Item", 2)])
+        w.check()
+        w.checkpoint()
+        // Small saves over the old frames the checkpoint left in the log, read back in between.
+        w.save("rename tag 1", update: [M.tag(1, "crimson", items: [1, 5])])
+        w.check()
+        w.save("update item 4", update: [M.item(4, owner: 2, tags: [2], variant: 4)])
+        w.check()
+        w.save("insert twelve large notes (two log frames)", insert: (1...12).map { M.note($0, size: 100_000) })
+        w.save("move item 3 to owner 1, rename owner 1",
+               update: [M.item(3, owner: 1, tags: [2], variant: 2), M.owner(1, "Ann B.", rank: 3, items: [1, 3]), M.owner(2, "Bob", rank: 2, items: [5, 4])])
+        w.save("delete note 2 and tag 2",
+               update: [M.item(3, owner: 1, variant: 2), M.item(4, owner: 2, variant: 4)],
+               delete: [M.id("Note", 2), M.id("Tag", 2)])
+        w.reopen()
+        w.check()
+        w.save("insert items 6–9 and tag 3",
+               insert: (6...9).map { M.item($0, owner: 2, tags: [3]) } + [M.tag(3, "blue", items: [6, 7, 8, 9])],
+               update: [M.owner(2, "Bob", rank: 2, items: [5, 4, 6, 7, 8, 9])])
+        w.compact()
+        w.save("update note 1 and item 6", update: [M.note(1, size: 3_000), M.item(6, owner: 2, tags: [3], variant: 3)])
+        w.setMarker("m2")
+        w.save("delete items 7 and 8",
+               update: [M.owner(2, "Bob", rank: 2, items: [5, 4, 6, 9]), M.tag(3, "blue", items: [6, 9])],
+               delete: [M.id("Item", 7), M.id("Item", 8)])
+        w.check()
+        w.close()
+        return w
+    }()
+}
