@@ -62,6 +62,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     var mergeObserver: NSObjectProtocol?
+    /// Set on the private contexts a user's store (`NSIncrementalStore`, `NSAtomicStore`) is
+    /// handed: their objects are the store's working copies, so lifecycle hooks
+    /// (`awakeFromFetch`) and registration notices to the store stay silent.
+    var isStoreSide = false
     /// Kept for source compatibility: staleness of fetched data is not cached here.
     public var stalenessInterval: TimeInterval = -1
     /// A label stored with saved transactions (persistent history).
@@ -97,6 +101,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     deinit {
         if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
+        noteUnregistered(Array(registered.keys))
     }
 
     /// The model of the coordinator this context (or its parent) uses.
@@ -331,11 +336,35 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registered[objectID] = object
         if let row {
             object.fill(from: row)
-            object.awakeFromFetch()
+            if !isStoreSide { object.awakeFromFetch() }
         } else {
             object.isFaultState = true
         }
+        if let store = objectID.persistentStore, store.observesRegistrations, !isStoreSide {
+            store.contextDidRegister([objectID])
+        }
         return object
+    }
+
+    /// Tells the stores of `objectIDs` that this context now holds those objects (Apple's
+    /// `NSIncrementalStore.managedObjectContextDidRegisterObjects(with:)`).
+    func noteRegistered(_ objectIDs: [NSManagedObjectID]) {
+        forEachObservingStore(objectIDs) { $0.contextDidRegister($1) }
+    }
+
+    /// Tells the stores of `objectIDs` that this context let go of those objects.
+    func noteUnregistered(_ objectIDs: [NSManagedObjectID]) {
+        forEachObservingStore(objectIDs) { $0.contextDidUnregister($1) }
+    }
+
+    private func forEachObservingStore(_ objectIDs: [NSManagedObjectID], _ body: (NSPersistentStore, [NSManagedObjectID]) -> Void) {
+        guard !isStoreSide else { return }
+        var groups: [ObjectIdentifier: (NSPersistentStore, [NSManagedObjectID])] = [:]
+        for id in objectIDs {
+            guard let store = id.persistentStore, store.observesRegistrations else { continue }
+            groups[ObjectIdentifier(store), default: (store, [])].1.append(id)
+        }
+        for (store, ids) in groups.values { body(store, ids) }
     }
 
     /// Reads a fault's row from its store.
@@ -358,7 +387,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let row = object.prefetchedRow {
             object.prefetchedRow = nil
             object.fill(from: row)
-            object.awakeFromFetch()
+            if !isStoreSide { object.awakeFromFetch() }
             return
         }
         guard let storeID = object.objectID.storeObjectID, let store = object.objectID.persistentStore,
@@ -373,12 +402,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return
         }
         object.fill(from: row)
-        object.awakeFromFetch()
+        if !isStoreSide { object.awakeFromFetch() }
     }
 
     /// Forgets every object and unsaved change. Objects handed out before must not be used.
     open func reset() {
         assertOnQueue()
+        noteUnregistered(Array(registered.keys))
         for object in registered.values { object.managedObjectContext = nil }
         registered = [:]
         pendingInserted = [:]
