@@ -193,6 +193,9 @@ extension NSManagedObject {
         guard let value else { return [] }
         var objects: [NSManagedObject] = []
         switch value {
+        // The live proxies first: Foundation's bridging of NSSet subclasses reads its own storage.
+        case let proxy as RelationshipMutableSet: objects = proxy.members
+        case let proxy as RelationshipMutableOrderedSet: objects = proxy.members
         case let set as Set<NSManagedObject>: objects = Array(set)
         case let array as [NSManagedObject]: objects = array
         case let ordered as NSOrderedSet: objects = ordered.array.compactMap { $0 as? NSManagedObject }
