@@ -200,9 +200,37 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let what = object.map { "object \($0.objectID) of context" } ?? "context"
         preconditionFailure(
             "CoreData concurrency violation: \(what) '\(name ?? String(describing: ObjectIdentifier(self)))' "
-                + "(\(concurrencyType == .mainQueueConcurrencyType ? "main queue" : "private queue")) was used on thread "
-                + "\(Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? (Thread.isMainThread ? "main" : "\(Thread.current)")); "
-                + "use perform or performAndWait")
+                + "(\(concurrencyType == .mainQueueConcurrencyType ? "main queue" : "private queue")) was used on "
+                + "\(Self.currentThreadDescription()); use perform or performAndWait")
+    }
+
+    /// The calling thread for a diagnostic: `thread OffQueueWorker (pthread 0x…)`, `the main
+    /// thread (…)`, or `an unnamed thread (…)`. Linux reports an unnamed thread under the
+    /// process's name, which is left out as it names no thread.
+    static func currentThreadDescription() -> String {
+        #if canImport(Glibc)
+        let id = "pthread 0x" + String(UInt(pthread_self()), radix: 16)
+        #else
+        let id = "pthread 0x" + String(UInt(bitPattern: pthread_self()), radix: 16)
+        #endif
+        if Thread.isMainThread { return "the main thread (\(id))" }
+        let processName = String(ProcessInfo.processInfo.processName.prefix(15))
+        for name in [Thread.current.name, systemThreadName()] {
+            if let name, !name.isEmpty, name != processName { return "thread \(name) (\(id))" }
+        }
+        return "an unnamed thread (\(id))"
+    }
+
+    /// The calling thread's name as the system knows it (`pthread_setname_np`), or `nil`.
+    /// Linux's `Glibc` module does not export `pthread_getname_np`; the kernel shows the name
+    /// of the calling thread at `/proc/thread-self/comm`.
+    private static func systemThreadName() -> String? {
+        #if os(Linux)
+        guard let data = FileManager.default.contents(atPath: "/proc/thread-self/comm") else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #else
+        return nil
+        #endif
     }
 
     // MARK: Registered objects
