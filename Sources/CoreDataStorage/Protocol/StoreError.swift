@@ -49,8 +49,10 @@ public struct StoreFailure: Sendable, Equatable, CustomStringConvertible {
     /// The error as thrown.
     public let error: NSError
 
+    /// Wraps an error a user's store threw.
     public init(_ error: NSError) { self.error = error }
 
+    /// The error's localized description.
     public var description: String { error.localizedDescription }
 
     public static func == (lhs: StoreFailure, rhs: StoreFailure) -> Bool {
