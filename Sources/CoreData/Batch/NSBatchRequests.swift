@@ -255,9 +255,9 @@ extension NSManagedObjectContext {
                 objects.append(object)
             }
         }
-        let keys = try mapStoreError { () throws(StoreError) -> [Int64] in try store.engine.newPrimaryKeys(entityName: name, count: objects.count) }
-        var changes = StoreChangeSet()
-        for (object, key) in zip(objects, keys) {
+        var rows: [[String: StoreValue]] = []
+        rows.reserveCapacity(objects.count)
+        for object in objects {
             var values: [String: StoreValue] = [:]
             for (attributeName, attribute) in entity.attributesByName where !attribute.isTransient {
                 let value = object[attributeName] ?? attribute.defaultValue
@@ -269,6 +269,13 @@ extension NSManagedObjectContext {
                 }
                 values[attributeName] = stored
             }
+            rows.append(values)
+        }
+        let keys = try mapStoreError { () throws(StoreError) -> [Int64] in
+            try store.engine.newPrimaryKeys(entityName: name, count: rows.count) { rows[$0] }
+        }
+        var changes = StoreChangeSet()
+        for (values, key) in zip(rows, keys) {
             changes.inserted.append(StoreRow(objectID: StoreObjectID(entityName: name, primaryKey: key), version: 0, values: values))
         }
         _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }

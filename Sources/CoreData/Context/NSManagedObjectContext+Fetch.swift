@@ -118,9 +118,18 @@ extension NSManagedObjectContext {
         }
         for store in targetStores {
             let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }
-            guard case .rows(let rows) = result else { continue }
-            for row in rows {
-                objects.append(try register(row, store: store, asFault: request.returnsObjectsAsFaults))
+            switch result {
+            case .rows(let rows):
+                for row in rows {
+                    objects.append(try register(row, store: store, asFault: request.returnsObjectsAsFaults))
+                }
+            case .objectIDs(let ids):
+                // A store that fulfils faults lazily: the objects read their rows on first use.
+                for id in ids {
+                    objects.append(try register(id, store: store))
+                }
+            case .count:
+                continue
             }
         }
         guard !paged else { return objects }
@@ -178,6 +187,17 @@ extension NSManagedObjectContext {
         let object = makeObject(for: objectID, row: asFault ? nil : row)
         if asFault { object.prefetchedRow = row }
         return object
+    }
+
+    /// The context's object for a fetched ID: the registered one if any, else a new fault.
+    private func register(_ id: StoreObjectID, store: NSPersistentStore) throws -> NSManagedObject {
+        guard let entity = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName[id.entityName] else {
+            throw coreDataError(
+                NSPersistentStoreInvalidFileError,
+                "the store \(store.identifier) returned \(id), but the model has no entity '\(id.entityName)'")
+        }
+        let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
+        return registered[objectID] ?? makeObject(for: objectID, row: nil)
     }
 
     private func dictionaries<T>(of objects: [NSManagedObject], request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [AnyObject] {

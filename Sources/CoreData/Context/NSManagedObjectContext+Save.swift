@@ -96,12 +96,20 @@ extension NSManagedObjectContext {
         }
         for (_, (store, group)) in byEntityAndStore {
             let name = group[0].entity.name ?? ""
-            let keys = try mapStoreError { () throws(StoreError) -> [Int64] in try store.engine.newPrimaryKeys(entityName: name, count: group.count) }
+            let keys = try mapStoreError { () throws(StoreError) -> [Int64] in
+                try store.engine.newPrimaryKeys(entityName: name, count: group.count) { group[$0].storeAttributeValues() }
+            }
+            guard keys.count == group.count else {
+                throw coreDataError(
+                    NSPersistentStoreOperationError,
+                    "the store \(store.identifier) handed out \(keys.count) permanent IDs for \(group.count) objects of \(name)")
+            }
             for (object, key) in zip(group, keys) {
                 registered[object.objectID] = nil
                 object.objectID = NSManagedObjectID(entity: object.entity, store: store, storeID: StoreObjectID(entityName: name, primaryKey: key))
                 registered[object.objectID] = object
             }
+            noteRegistered(group.map(\.objectID))
         }
     }
 
@@ -323,6 +331,7 @@ extension NSManagedObjectContext {
             registered[object.objectID] = nil
             object.lifecycle.isDeleted = true
         }
+        noteUnregistered(deleted.map(\.objectID))
         // Objects that only changed transient values were in pendingUpdated; they are clean now.
         for object in pendingUpdated.values { object.changedKeys = [] }
         pendingInserted = [:]
@@ -381,6 +390,20 @@ extension NSManagedObject {
             }
         }
         return StoreRow(objectID: id, version: version, values: values)
+    }
+
+    /// The object's attribute values as a store would save them, transient ones left out;
+    /// transformable values the transformer cannot turn into `Data` read as ``StoreValue/null``.
+    func storeAttributeValues() -> [String: StoreValue] {
+        var values: [String: StoreValue] = [:]
+        for (name, attribute) in entity.attributesByName where !attribute.isTransient {
+            if attribute.attributeType == .transformableAttributeType {
+                values[name] = (try? transformedValue(attributeValues[name], attribute)) ?? .null
+            } else {
+                values[name] = StoreValue(attributeValue: attributeValues[name], type: attribute.attributeType) ?? .null
+            }
+        }
+        return values
     }
 
     /// A transformable value in its stored form: `Data` as is, otherwise through the named

@@ -62,6 +62,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     var mergeObserver: NSObjectProtocol?
+    /// Set on the private contexts a user's store (`NSIncrementalStore`, `NSAtomicStore`) is
+    /// handed: their objects are the store's working copies, so lifecycle hooks
+    /// (`awakeFromFetch`) and registration notices to the store stay silent.
+    var isStoreSide = false
     /// Kept for source compatibility: staleness of fetched data is not cached here.
     public var stalenessInterval: TimeInterval = -1
     /// A label stored with saved transactions (persistent history).
@@ -97,6 +101,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     deinit {
         if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
+        noteUnregistered(Array(registered.keys))
     }
 
     /// The model of the coordinator this context (or its parent) uses.
@@ -195,9 +200,37 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let what = object.map { "object \($0.objectID) of context" } ?? "context"
         preconditionFailure(
             "CoreData concurrency violation: \(what) '\(name ?? String(describing: ObjectIdentifier(self)))' "
-                + "(\(concurrencyType == .mainQueueConcurrencyType ? "main queue" : "private queue")) was used on thread "
-                + "\(Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? (Thread.isMainThread ? "main" : "\(Thread.current)")); "
-                + "use perform or performAndWait")
+                + "(\(concurrencyType == .mainQueueConcurrencyType ? "main queue" : "private queue")) was used on "
+                + "\(Self.currentThreadDescription()); use perform or performAndWait")
+    }
+
+    /// The calling thread for a diagnostic: `thread OffQueueWorker (pthread 0x…)`, `the main
+    /// thread (…)`, or `an unnamed thread (…)`. Linux reports an unnamed thread under the
+    /// process's name, which is left out as it names no thread.
+    static func currentThreadDescription() -> String {
+        #if canImport(Glibc)
+        let id = "pthread 0x" + String(UInt(pthread_self()), radix: 16)
+        #else
+        let id = "pthread 0x" + String(UInt(bitPattern: pthread_self()), radix: 16)
+        #endif
+        if Thread.isMainThread { return "the main thread (\(id))" }
+        let processName = String(ProcessInfo.processInfo.processName.prefix(15))
+        for name in [Thread.current.name, systemThreadName()] {
+            if let name, !name.isEmpty, name != processName { return "thread \(name) (\(id))" }
+        }
+        return "an unnamed thread (\(id))"
+    }
+
+    /// The calling thread's name as the system knows it (`pthread_setname_np`), or `nil`.
+    /// Linux's `Glibc` module does not export `pthread_getname_np`; the kernel shows the name
+    /// of the calling thread at `/proc/thread-self/comm`.
+    private static func systemThreadName() -> String? {
+        #if os(Linux)
+        guard let data = FileManager.default.contents(atPath: "/proc/thread-self/comm") else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #else
+        return nil
+        #endif
     }
 
     // MARK: Registered objects
@@ -331,11 +364,35 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registered[objectID] = object
         if let row {
             object.fill(from: row)
-            object.awakeFromFetch()
+            if !isStoreSide { object.awakeFromFetch() }
         } else {
             object.isFaultState = true
         }
+        if let store = objectID.persistentStore, store.observesRegistrations, !isStoreSide {
+            store.contextDidRegister([objectID])
+        }
         return object
+    }
+
+    /// Tells the stores of `objectIDs` that this context now holds those objects (Apple's
+    /// `NSIncrementalStore.managedObjectContextDidRegisterObjects(with:)`).
+    func noteRegistered(_ objectIDs: [NSManagedObjectID]) {
+        forEachObservingStore(objectIDs) { $0.contextDidRegister($1) }
+    }
+
+    /// Tells the stores of `objectIDs` that this context let go of those objects.
+    func noteUnregistered(_ objectIDs: [NSManagedObjectID]) {
+        forEachObservingStore(objectIDs) { $0.contextDidUnregister($1) }
+    }
+
+    private func forEachObservingStore(_ objectIDs: [NSManagedObjectID], _ body: (NSPersistentStore, [NSManagedObjectID]) -> Void) {
+        guard !isStoreSide else { return }
+        var groups: [ObjectIdentifier: (NSPersistentStore, [NSManagedObjectID])] = [:]
+        for id in objectIDs {
+            guard let store = id.persistentStore, store.observesRegistrations else { continue }
+            groups[ObjectIdentifier(store), default: (store, [])].1.append(id)
+        }
+        for (store, ids) in groups.values { body(store, ids) }
     }
 
     /// Reads a fault's row from its store.
@@ -358,7 +415,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let row = object.prefetchedRow {
             object.prefetchedRow = nil
             object.fill(from: row)
-            object.awakeFromFetch()
+            if !isStoreSide { object.awakeFromFetch() }
             return
         }
         guard let storeID = object.objectID.storeObjectID, let store = object.objectID.persistentStore,
@@ -373,12 +430,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return
         }
         object.fill(from: row)
-        object.awakeFromFetch()
+        if !isStoreSide { object.awakeFromFetch() }
     }
 
     /// Forgets every object and unsaved change. Objects handed out before must not be used.
     open func reset() {
         assertOnQueue()
+        noteUnregistered(Array(registered.keys))
         for object in registered.values { object.managedObjectContext = nil }
         registered = [:]
         pendingInserted = [:]

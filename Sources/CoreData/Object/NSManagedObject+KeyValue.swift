@@ -157,7 +157,14 @@ extension NSManagedObject {
             if relationship.isToMany { toManyValues[relationship.name] = objects } else { toOneValues[relationship.name] = objects.first }
             return
         }
-        guard let row = committedRow, let context = managedObjectContext else { return }
+        guard var row = committedRow, let context = managedObjectContext else { return }
+        if row.values[relationship.name] == nil, let id = objectID.storeObjectID, let store = objectID.persistentStore {
+            // The store left the relationship out of the row: it loads relationships lazily.
+            // A store that fails here reads as no destinations, as an inaccessible fault does.
+            let value = (try? store.engine.destinations(of: id, relationship: relationship.name)) ?? .null
+            row.values[relationship.name] = value
+            committedRow = row
+        }
         switch row[relationship.name] {
         case .reference(let id):
             if let object = context.object(forStoreID: id) { toOneValues[relationship.name] = object }
@@ -186,6 +193,9 @@ extension NSManagedObject {
         guard let value else { return [] }
         var objects: [NSManagedObject] = []
         switch value {
+        // The live proxies first: Foundation's bridging of NSSet subclasses reads its own storage.
+        case let proxy as RelationshipMutableSet: objects = proxy.members
+        case let proxy as RelationshipMutableOrderedSet: objects = proxy.members
         case let set as Set<NSManagedObject>: objects = Array(set)
         case let array as [NSManagedObject]: objects = array
         case let ordered as NSOrderedSet: objects = ordered.array.compactMap { $0 as? NSManagedObject }

@@ -32,7 +32,12 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// Current to-one destinations by relationship name, once materialised.
     var toOneValues: [String: NSManagedObject] = [:]
     /// Current to-many destinations by relationship name, in order, without duplicates.
-    var toManyValues: [String: [NSManagedObject]] = [:]
+    var toManyValues: [String: [NSManagedObject]] = [:] {
+        didSet { if !orderedSetProxies.isEmpty { updateOrderedSetProxies() } }
+    }
+    /// The live `mutableOrderedSetValue(forKey:)` proxies of this object; they mirror
+    /// ``toManyValues`` for reads Foundation does not let them override.
+    var orderedSetProxies: [WeakOrderedSetProxy] = []
     /// Relationships whose destinations have been turned from IDs into objects.
     var materialisedRelationships: Set<String> = []
     /// The row as last read from or saved to the store; `nil` for an unsaved object.

@@ -57,7 +57,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     open func addPersistentStore(
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?, options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStore {
-        guard let factory = StoreTypeRegistry.factory(for: storeType) else {
+        guard let registration = StoreTypeRegistry.registration(for: storeType) else {
             throw coreDataError(
                 NSPersistentStoreInvalidTypeError,
                 "unknown store type '\(storeType)': registered types are \(StoreTypeRegistry.registeredTypes.joined(separator: ", "))")
@@ -74,33 +74,72 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         fresh[NSStoreUUIDKey] = identifier
         fresh[NSStoreModelVersionHashesKey] = Self.hashes(of: members)
         fresh[NSStoreModelVersionIdentifiersKey] = Array(managedObjectModel.versionIdentifiers.map { "\($0)" })
-        let engine = try factory(managedObjectModel, storeURL, options ?? [:], fresh)
-        let metadata: StoreMetadata
+        let store: NSPersistentStore
+        switch registration {
+        case .engine(let factory):
+            let engine = try factory(managedObjectModel, storeURL, options ?? [:], fresh)
+            store = NSPersistentStore(
+                type: storeType, url: storeURL, configurationName: configurationName, options: options,
+                engine: engine, identifier: identifier)
+        case .storeClass(let storeClass):
+            // Apple's initializer takes a URL; a store added without one gets /dev/null.
+            store = storeClass.init(
+                persistentStoreCoordinator: self, configurationName: configurationName,
+                at: storeURL ?? URL(fileURLWithPath: "/dev/null"), options: options)
+            store.registeredType = storeType
+            store.url = storeURL
+            store.persistentStoreCoordinator = self
+            store.isBeingAdded = true
+            defer { store.isBeingAdded = false }
+            do {
+                try store.prepareToAdd(freshMetadata: fresh)
+            } catch {
+                try? store.engine.close()
+                throw error
+            }
+        }
+        let engine = store.engine
         do {
-            metadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try engine.metadata() }
+            let metadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try engine.metadata() }
             if let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any] {
                 try checkCompatible(recorded: recorded, members: members, url: storeURL)
             }
+            store.identifier = (metadata[NSStoreUUIDKey] as? String) ?? identifier
         } catch {
             // Release the files (and a binary store's lock) of a store that is not added.
             try? engine.close()
             throw error
         }
-        let storeIdentifier = (metadata[NSStoreUUIDKey] as? String) ?? identifier
-        let store = NSPersistentStore(
-            type: storeType, url: storeURL, configurationName: configurationName, options: options,
-            engine: engine, identifier: storeIdentifier)
         lock.lock()
-        defer { lock.unlock() }
         do {
             try checkNoCrossStoreRelationships(adding: members)
         } catch {
+            lock.unlock()
             try? engine.close()
             throw error
         }
         store.persistentStoreCoordinator = self
         stores.append(store)
+        lock.unlock()
+        store.didAdd(to: self)
         return store
+    }
+
+    /// Registers a store class for a type name, so that `addPersistentStore(ofType:…)` with that
+    /// name opens a store of the class; `nil` removes the registration.
+    ///
+    /// The class must subclass ``NSIncrementalStore`` or ``NSAtomicStore``. Registrations are
+    /// process-wide, as on Apple platforms; register before adding stores of the type.
+    /// Threading: safe from any thread.
+    open class func registerStoreClass(_ storeClass: AnyClass?, type storeType: String) {
+        guard let storeClass else {
+            StoreTypeRegistry.register(storeType, storeClass: nil)
+            return
+        }
+        guard let persistentStoreClass = storeClass as? NSPersistentStore.Type else {
+            preconditionFailure("CoreData: registerStoreClass(_:type:) needs a subclass of NSPersistentStore (NSIncrementalStore or NSAtomicStore); \(storeClass) is not one")
+        }
+        StoreTypeRegistry.register(storeType, storeClass: persistentStoreClass)
     }
 
     /// Adds a store described by `description`, calling `completionHandler` when done (at once,
@@ -130,6 +169,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Removes a store; its objects can no longer be fetched or saved.
     open func remove(_ store: NSPersistentStore) throws {
+        guard persistentStores.contains(where: { $0 === store }) else {
+            throw coreDataError(NSPersistentStoreOperationError, "the store \(store.identifier) is not in this coordinator")
+        }
+        store.willRemove(from: self)
         lock.lock()
         defer { lock.unlock() }
         guard let index = stores.firstIndex(where: { $0 === store }) else {
@@ -247,5 +290,6 @@ func nsError(from error: StoreError) -> NSError {
     case .corrupt: return coreDataError(NSPersistentStoreInvalidFileError, "\(error)")
     case .io: return coreDataError(NSPersistentStoreOpenError, "\(error)")
     case .closed: return coreDataError(NSPersistentStoreOperationError, "\(error)")
+    case .failed(let failure): return failure.error
     }
 }

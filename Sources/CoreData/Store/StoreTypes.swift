@@ -58,13 +58,19 @@ extension NSPersistentStore {
 /// and fresh metadata for a new store.
 typealias StoreEngineFactory = @Sendable (NSManagedObjectModel, URL?, [AnyHashable: Any], StoreMetadata) throws -> any PersistentStoreEngine
 
+/// How a store type is opened: a built-in engine, or a store class a user registered.
+enum StoreTypeRegistration {
+    case engine(StoreEngineFactory)
+    case storeClass(NSPersistentStore.Type)
+}
+
 /// The store types a coordinator can open, by type name.
 enum StoreTypeRegistry {
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var factories: [String: StoreEngineFactory] = [
-        NSInMemoryStoreType: { model, _, _, metadata in InMemoryStore(model: model, metadata: metadata) },
-        NSBinaryStoreType: openBinaryStore,
-        NSSQLiteStoreType: openBinaryStore,
+    nonisolated(unsafe) private static var registrations: [String: StoreTypeRegistration] = [
+        NSInMemoryStoreType: .engine { model, _, _, metadata in InMemoryStore(model: model, metadata: metadata) },
+        NSBinaryStoreType: .engine(openBinaryStore),
+        NSSQLiteStoreType: .engine(openBinaryStore),
     ]
 
     /// Opens a binary store with the options of `options`.
@@ -91,21 +97,29 @@ enum StoreTypeRegistry {
         }
     }
 
-    static func factory(for type: String) -> StoreEngineFactory? {
+    static func registration(for type: String) -> StoreTypeRegistration? {
         lock.lock()
         defer { lock.unlock() }
-        return factories[type]
+        return registrations[type]
     }
 
+    /// Registers an engine factory for a type name (tests and built-in types).
     static func register(_ type: String, _ factory: @escaping StoreEngineFactory) {
         lock.lock()
         defer { lock.unlock() }
-        factories[type] = factory
+        registrations[type] = .engine(factory)
+    }
+
+    /// Registers (or, with `nil`, removes) a store class for a type name.
+    static func register(_ type: String, storeClass: NSPersistentStore.Type?) {
+        lock.lock()
+        defer { lock.unlock() }
+        registrations[type] = storeClass.map { .storeClass($0) }
     }
 
     static var registeredTypes: [String] {
         lock.lock()
         defer { lock.unlock() }
-        return factories.keys.sorted()
+        return registrations.keys.sorted()
     }
 }

@@ -37,6 +37,24 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
     /// Hands out `count` new primary keys for an entity; they are never handed out again.
     func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64]
 
+    /// Hands out primary keys for new objects of an entity, given each object's attribute values
+    /// at the time (`attributeValues(i)` for the i-th object, transient attributes left out).
+    ///
+    /// A store whose keys derive from the objects (a user's `NSIncrementalStore` or
+    /// `NSAtomicStore`) reads the values; the default ignores them and calls
+    /// ``newPrimaryKeys(entityName:count:)``, so the closure costs nothing for other stores.
+    func newPrimaryKeys(
+        entityName: String, count: Int, attributeValues: (Int) -> [String: StoreValue]
+    ) throws(StoreError) -> [Int64]
+
+    /// The destinations of one relationship of a stored object, for a row that left the
+    /// relationship out (``StoreRow/values`` has no entry for it): a store that loads
+    /// relationships lazily answers here. ``StoreValue/reference(_:)`` or ``StoreValue/null``
+    /// for a to-one relationship, ``StoreValue/references(_:)`` for a to-many one.
+    ///
+    /// The default answers ``StoreValue/null``: a row without the relationship has no destinations.
+    func destinations(of objectID: StoreObjectID, relationship: String) throws(StoreError) -> StoreValue
+
     /// Deletes the rows a fetch matches without loading objects; returns their IDs.
     func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID]
 
@@ -45,6 +63,16 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
 
     /// Flushes and releases the store's resources. Later calls throw ``StoreError/closed``.
     func close() throws(StoreError)
+}
+
+extension PersistentStoreEngine {
+    public func newPrimaryKeys(
+        entityName: String, count: Int, attributeValues: (Int) -> [String: StoreValue]
+    ) throws(StoreError) -> [Int64] {
+        try newPrimaryKeys(entityName: entityName, count: count)
+    }
+
+    public func destinations(of objectID: StoreObjectID, relationship: String) throws(StoreError) -> StoreValue { .null }
 }
 
 /// A store's metadata: property-list values by key, as Apple's `[String: Any]`.

@@ -16,6 +16,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(detail: String)
     /// The store was closed or removed from its coordinator.
     case closed
+    /// A user's store (`NSIncrementalStore`, `NSAtomicStore`) threw this error; the coordinator
+    /// hands it on unchanged.
+    case failed(StoreFailure)
 
     public var description: String {
         switch self {
@@ -33,6 +36,27 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "store I/O failed: \(detail)"
         case .closed:
             return "the store is closed"
+        case .failed(let failure):
+            return failure.description
         }
+    }
+}
+
+/// An error a user's store threw, carried through ``StoreError/failed(_:)`` unchanged.
+///
+/// Two failures are equal when their domain, code and description are.
+public struct StoreFailure: Sendable, Equatable, CustomStringConvertible {
+    /// The error as thrown.
+    public let error: NSError
+
+    /// Wraps an error a user's store threw.
+    public init(_ error: NSError) { self.error = error }
+
+    /// The error's localized description.
+    public var description: String { error.localizedDescription }
+
+    public static func == (lhs: StoreFailure, rhs: StoreFailure) -> Bool {
+        lhs.error.domain == rhs.error.domain && lhs.error.code == rhs.error.code
+            && lhs.error.localizedDescription == rhs.error.localizedDescription
     }
 }

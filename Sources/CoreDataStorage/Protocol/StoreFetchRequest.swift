@@ -9,7 +9,9 @@ import CoreDataPredicate
 public struct StoreFetchRequest: @unchecked Sendable {
     /// What the caller wants back.
     public enum ResultType: Sendable, Equatable {
-        /// Full rows (object IDs with their values).
+        /// Full rows (object IDs with their values). A store may answer with
+        /// ``StoreFetchResult/objectIDs(_:)`` instead: the values are then read on first use,
+        /// through ``PersistentStoreEngine/row(for:)`` (a store that fulfils faults lazily).
         case rows
         /// Object IDs only.
         case objectIDs
