@@ -162,8 +162,10 @@ open class NSExpression: NSObject, @unchecked Sendable {
         keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
 
-    /// A key path read from `operand`'s value; nil operand reads from the evaluated object.
-    static func keyPath(_ path: String, operand: NSExpression?) -> NSExpression {
+    /// A key path read from `operand`'s value (`$x.name`, `SUBQUERY(…).@count`); nil operand
+    /// reads from the evaluated object. Apple builds these only through the parser; the typed
+    /// predicate translation of the `CoreData` module builds them directly.
+    package static func keyPath(_ path: String, operand: NSExpression?) -> NSExpression {
         NSExpression(node: .keyPath(operand: operand, path: path, components: components(of: path)))
     }
 

@@ -55,7 +55,7 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
 
     /// One model for all tests: a model is frozen by its first coordinator and can serve many.
     static let sharedModel: NSManagedObjectModel = {
-        NSManagedObject.registerSubclasses(AuthorObject.self)
+        NSManagedObject.registerSubclasses(AuthorObject.self, BookObject.self, NovelObject.self)
         NSPersistentStoreCoordinator.registerStoreClass(DictionaryIncrementalStore.self, type: DictionaryIncrementalStore.storeType)
         NSPersistentStoreCoordinator.registerStoreClass(JSONAtomicStore.self, type: JSONAtomicStore.storeType)
         return TestModel.make()

@@ -4,7 +4,8 @@ import Foundation
 /// The object-graph scenarios' model, built in code as Apple allows:
 /// Author 1—* Book (cascade from Author, nullify from Book), Book *—* Tag, Book 1—* Chapter
 /// (ordered, cascade), Person 1—1 Person (spouse), Publisher 1—* Author (deny),
-/// and Novel, a subentity of Book.
+/// and Novel, a subentity of Book. Author has the fetched property `longBooks` (its books of 300
+/// pages or more); the model has the fetch request template `AuthorsRatedAtLeast` (`$MIN`).
 enum TestModel {
     static func make() -> NSManagedObjectModel {
         func attribute(_ name: String, _ type: NSAttributeType, optional: Bool = true, default value: Any? = nil, rules: [AttributeValidationRule] = []) -> NSAttributeDescription {
@@ -61,10 +62,10 @@ enum TestModel {
             attribute("id", .UUIDAttributeType),
             attribute("draftNote", .stringAttributeType),
             bookAuthor, bookTags, bookChapters,
-        ])
+        ], className: "BookObject")
         book.properties.first { $0.name == "draftNote" }?.isTransient = true
 
-        let novel = entity("Novel", [attribute("genre", .stringAttributeType)])
+        let novel = entity("Novel", [attribute("genre", .stringAttributeType)], className: "NovelObject")
         book.subentities = [novel]
 
         let tagBooks = relationship("books", toMany: true)
@@ -86,21 +87,59 @@ enum TestModel {
         link(bookChapters, book, chapterBook, chapter)
         link(publisherAuthors, publisher, authorPublisher, author)
 
+        let longBooks = NSFetchedPropertyDescription()
+        longBooks.name = "longBooks"
+        let longBooksRequest = NSFetchRequest<NSFetchRequestResult>(entityName: "Book")
+        longBooksRequest.predicate = NSPredicate(format: "author == $FETCH_SOURCE AND pages >= 300")
+        longBooks.fetchRequest = longBooksRequest
+        author.properties.append(longBooks)
+
         let model = NSManagedObjectModel()
         model.entities = [author, book, novel, tag, chapter, person, publisher]
+        let ratedAtLeast = NSFetchRequest<NSFetchRequestResult>(entityName: "Author")
+        ratedAtLeast.predicate = NSPredicate(format: "rating >= $MIN")
+        model.setFetchRequestTemplate(ratedAtLeast, forName: "AuthorsRatedAtLeast")
         return model
     }
 }
 
-/// A typed subclass, found through the entity's class name.
+/// A typed subclass, found through the entity's class name. `name` is a hand-written accessor
+/// (through `value(forKey:)`), the others are `@Managed`.
 final class AuthorObject: NSManagedObject {
     var name: String? {
         get { value(forKey: "name") as? String }
         set { setValue(newValue, forKey: "name") }
     }
+    @Managed var rating: Int16
+    @Managed var born: Date?
+    @Managed var books: Set<BookObject>
+    @Managed var publisher: NSManagedObject?
+    /// A plain Swift property, not a Core Data one.
     private(set) var awakeFromInsertCalls = 0
     override func awakeFromInsert() {
         super.awakeFromInsert()
         awakeFromInsertCalls += 1
     }
+    /// Called by every `awakeFromFetch` while set (tests that act in the middle of a fetch).
+    nonisolated(unsafe) static var awakeFromFetchHook: (() -> Void)?
+    override func awakeFromFetch() {
+        super.awakeFromFetch()
+        Self.awakeFromFetchHook?()
+    }
+}
+
+/// The typed subclass of Book.
+class BookObject: NSManagedObject {
+    @Managed var title: String
+    @Managed var pages: Int32
+    @Managed var price: Double?
+    @Managed var isbn: String?
+    @Managed var id: UUID?
+    @Managed var author: AuthorObject?
+    @Managed var tags: Set<NSManagedObject>
+}
+
+/// The typed subclass of Novel, a subentity of Book.
+final class NovelObject: BookObject {
+    @Managed var genre: String?
 }

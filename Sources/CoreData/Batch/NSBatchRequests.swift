@@ -140,7 +140,8 @@ open class NSBatchInsertResult: NSPersistentStoreResult, @unchecked Sendable {
 }
 
 extension NSManagedObjectContext {
-    /// Runs a batch request in the stores, without loading objects.
+    /// Runs a batch request in the stores, without loading objects; or starts an
+    /// ``NSAsynchronousFetchRequest`` and returns its ``NSAsynchronousFetchResult`` at once.
     ///
     /// - Throws: `NSError`s: an unknown entity, a property that is not an attribute of the
     ///   entity, a value of the wrong type, store errors.
@@ -172,6 +173,8 @@ extension NSManagedObjectContext {
             case .objectIDs: return NSBatchInsertResult(result: inserted)
             case .count: return NSBatchInsertResult(result: inserted.count)
             }
+        case let asynchronous as AsynchronousFetchStarting:
+            return asynchronous.start(in: self)
         default:
             throw coreDataError(NSPersistentStoreInvalidTypeError, "execute(_:) does not support \(type(of: request)); use fetch(_:) for fetch requests")
         }

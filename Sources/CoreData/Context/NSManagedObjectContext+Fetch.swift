@@ -10,15 +10,20 @@ extension NSManagedObjectContext {
     /// inserts, updates and deletes. Objects already in the context are returned as they are
     /// (with their unsaved changes); new ones are registered, as faults when
     /// `returnsObjectsAsFaults` (their values arrive with the fetch, so touching them costs no
-    /// further store read).
+    /// further store read). `fetchBatchSize`, `includesPropertyValues` and
+    /// `relationshipKeyPathsForPrefetching` decide when values are read (see ``NSFetchRequest``);
+    /// dictionary results follow ``NSFetchRequest/propertiesToFetch``,
+    /// ``NSFetchRequest/propertiesToGroupBy`` and ``NSFetchRequest/havingPredicate`` and reflect
+    /// the store only.
     ///
+    /// Threading: call on the context's queue.
     /// - Throws: `NSError` `NSPersistentStoreInvalidTypeError`-family codes for a request without
     ///   a known entity or with a key path the entity does not have (the message names both),
-    ///   and store errors.
+    ///   invalid dictionary columns, and store errors.
     /// Complexity: what the store's fetch costs, plus O(n log n) for merging pending changes.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         assertOnQueue()
-        let results = try fetchResults(request)
+        let results = try fetchResults(request, progress: nil)
         return results.map { result in
             guard let typed = result as? T else {
                 preconditionFailure("CoreData: a fetch of \(request.entityName ?? "?") returned \(type(of: result)), which is not \(T.self)")
@@ -27,10 +32,18 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// The number of objects a fetch request would return (ignoring `resultType`).
+    /// The number of objects a fetch request would return (ignoring `resultType`, except that a
+    /// grouped or distinct dictionary request counts its dictionaries).
+    ///
+    /// Threading: call on the context's queue.
+    /// - Throws: the errors of ``fetch(_:)``.
+    /// Complexity: a store count when no pending changes are involved; otherwise a fetch.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
         assertOnQueue()
         let entity = try resolveEntity(of: request)
+        if request.resultType == .dictionaryResultType {
+            return try fetchResults(request, progress: nil).count
+        }
         if parent == nil, !(request.includesPendingChanges && touchesPendingChanges(entity)) {
             let storeRequest = try makeStoreRequest(request, entity: entity, resultType: .count, paged: true)
             var total = 0
@@ -41,21 +54,37 @@ extension NSManagedObjectContext {
             }
             return total
         }
-        return try matchingObjects(request, entity: entity).count
+        return try matchingObjects(request, entity: entity, progress: nil).count
     }
 
-    private func fetchResults<T>(_ request: NSFetchRequest<T>) throws -> [AnyObject] {
+    /// The results of any request kind, untyped; `progress` (asynchronous fetches) is told how
+    /// many objects there are and is advanced as they are registered.
+    func fetchResults<T>(_ request: NSFetchRequest<T>, progress: FetchProgress?) throws -> [AnyObject] {
         let entity = try resolveEntity(of: request)
-        if request.resultType == .countResultType {
-            return [NSNumber(value: try count(for: request))]
-        }
-        let objects = try matchingObjects(request, entity: entity)
         switch request.resultType {
-        case .managedObjectIDResultType:
-            return objects.map(\.objectID)
+        case .countResultType:
+            return [NSNumber(value: try count(for: request))]
         case .dictionaryResultType:
-            return try dictionaries(of: objects, request: request, entity: entity)
+            try checkKeyPaths(of: request, entity: entity)
+            let fetch = try DictionaryFetch(request, entity: entity)
+            guard let model = persistentStoreCoordinator?.managedObjectModel else { return [] }
+            let rows = try fetch.run(request, stores: stores(for: entity), model: model)
+            progress?.finish(count: rows.count)
+            return rows
+        case .managedObjectIDResultType:
+            if let ids = try objectIDsFromStores(request, entity: entity) {
+                progress?.finish(count: ids.count)
+                return ids
+            }
+            return try matchingObjects(request, entity: entity, progress: progress).map(\.objectID)
         default:
+            let objects = try matchingObjects(request, entity: entity, progress: progress)
+            if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
+                try prefetch(keyPaths, of: objects, entity: entity)
+            }
+            if request.fetchBatchSize > 0, parent == nil {
+                assignFaultBatches(objects, size: request.fetchBatchSize)
+            }
             return objects
         }
     }
@@ -90,43 +119,75 @@ extension NSManagedObjectContext {
         return all.contains { $0.entity.isKindOf(entity: entity) }
     }
 
-    private func makeStoreRequest<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, resultType: StoreFetchRequest.ResultType, paged: Bool) throws -> StoreFetchRequest {
+    /// Fails the fetch, naming the entity and the key, when the predicate or a sort descriptor
+    /// uses a key the entity does not have.
+    private func checkKeyPaths<T>(of request: NSFetchRequest<T>, entity: NSEntityDescription) throws {
         if let predicate = request.predicate {
             try PredicateKeyPathCheck.check(predicate, entity: entity)
         }
         for descriptor in request.sortDescriptors ?? [] {
             if let key = descriptor.key { try PredicateKeyPathCheck.check(keyPath: key, entity: entity, context: "sort descriptor") }
         }
+    }
+
+    private func makeStoreRequest<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, resultType: StoreFetchRequest.ResultType, paged: Bool) throws -> StoreFetchRequest {
+        try checkKeyPaths(of: request, entity: entity)
         return StoreFetchRequest(
             entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
             sortDescriptors: request.sortDescriptors ?? [], offset: paged ? request.fetchOffset : 0,
             limit: paged ? request.fetchLimit : 0, resultType: resultType)
     }
 
+    /// Object IDs straight from the one store, registering nothing; `nil` when pending changes,
+    /// a parent context or several stores need the object path.
+    private func objectIDsFromStores<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID]? {
+        let targetStores = stores(for: entity)
+        guard parent == nil, targetStores.count <= 1, !(request.includesPendingChanges && touchesPendingChanges(entity)) else { return nil }
+        guard let store = targetStores.first, let model = persistentStoreCoordinator?.managedObjectModel else { return [] }
+        let storeRequest = try makeStoreRequest(request, entity: entity, resultType: .objectIDs, paged: true)
+        let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }
+        guard case .objectIDs(let ids) = result else { return [] }
+        return try ids.map { id in
+            guard let idEntity = model.entitiesByName[id.entityName] else { throw unknownEntity(id, store: store) }
+            return NSManagedObjectID(entity: idEntity, store: store, storeID: id)
+        }
+    }
+
     /// The objects a request selects, with pending changes merged when asked to.
-    private func matchingObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObject] {
+    private func matchingObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, progress: FetchProgress?) throws -> [NSManagedObject] {
         let pending = request.includesPendingChanges && touchesPendingChanges(entity)
         let targetStores = parent == nil ? stores(for: entity) : []
         // Several stores or pending changes: page and sort after merging, in memory.
         let paged = !pending && (parent != nil || targetStores.count <= 1)
-        let storeRequest = try makeStoreRequest(request, entity: entity, resultType: .rows, paged: paged)
+        // Without property values, or with batches, the store returns identities only.
+        let identitiesOnly = !request.includesPropertyValues || request.fetchBatchSize > 0
+        let storeRequest = try makeStoreRequest(request, entity: entity, resultType: identitiesOnly ? .objectIDs : .rows, paged: paged)
         var objects: [NSManagedObject] = []
         if parent != nil {
-            objects = try objectIDsFromParent(request, entity: entity, paged: paged).map { id in
-                registered[id] ?? makeObject(for: id, row: nil)
+            let ids = try objectIDsFromParent(request, entity: entity, paged: paged)
+            progress?.expect(ids.count)
+            for id in ids {
+                try progress?.checkCancelled()
+                objects.append(registered[id] ?? makeObject(for: id, row: nil))
+                progress?.advance()
             }
         }
         for store in targetStores {
             let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }
             switch result {
             case .rows(let rows):
+                progress?.expect(rows.count)
                 for row in rows {
+                    try progress?.checkCancelled()
                     objects.append(try register(row, store: store, asFault: request.returnsObjectsAsFaults))
+                    progress?.advance()
                 }
             case .objectIDs(let ids):
-                // A store that fulfils faults lazily: the objects read their rows on first use.
+                progress?.expect(ids.count)
                 for id in ids {
-                    objects.append(try register(id, store: store))
+                    try progress?.checkCancelled()
+                    objects.append(try registerFault(id, store: store))
+                    progress?.advance()
                 }
             case .count:
                 continue
@@ -172,16 +233,23 @@ extension NSManagedObjectContext {
     }
 
     /// The context's object for a fetched row: the registered one if any, else a new one.
+    /// A registered fault gets the row's values: cached for later, or filled in at once when the
+    /// request does not want faults.
     private func register(_ row: StoreRow, store: NSPersistentStore, asFault: Bool) throws -> NSManagedObject {
         // Rows come from files; a row of an entity the model lacks is damage, reported, not trapped.
         guard let entity = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName[row.objectID.entityName] else {
-            throw coreDataError(
-                NSPersistentStoreInvalidFileError,
-                "the store \(store.identifier) returned \(row.objectID), but the model has no entity '\(row.objectID.entityName)'")
+            throw unknownEntity(row.objectID, store: store)
         }
         let objectID = NSManagedObjectID(entity: entity, store: store, storeID: row.objectID)
         if let existing = registered[objectID] {
-            if existing.isFaultState { existing.prefetchedRow = row }
+            if existing.isFaultState {
+                if asFault {
+                    existing.prefetchedRow = row
+                } else {
+                    existing.fill(from: row)
+                    existing.awakeFromFetch()
+                }
+            }
             return existing
         }
         let object = makeObject(for: objectID, row: asFault ? nil : row)
@@ -189,42 +257,18 @@ extension NSManagedObjectContext {
         return object
     }
 
-    /// The context's object for a fetched ID: the registered one if any, else a new fault.
-    private func register(_ id: StoreObjectID, store: NSPersistentStore) throws -> NSManagedObject {
+    /// The context's object for a fetched ID: the registered one, or a new fault with no values.
+    private func registerFault(_ id: StoreObjectID, store: NSPersistentStore) throws -> NSManagedObject {
         guard let entity = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName[id.entityName] else {
-            throw coreDataError(
-                NSPersistentStoreInvalidFileError,
-                "the store \(store.identifier) returned \(id), but the model has no entity '\(id.entityName)'")
+            throw unknownEntity(id, store: store)
         }
         let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
         return registered[objectID] ?? makeObject(for: objectID, row: nil)
     }
 
-    private func dictionaries<T>(of objects: [NSManagedObject], request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [AnyObject] {
-        let keys: [String] = (request.propertiesToFetch ?? entity.properties.filter { $0 is NSAttributeDescription }).compactMap { item in
-            if let name = item as? String { return name }
-            if let property = item as? NSPropertyDescription { return property.name }
-            return nil
-        }
-        for key in keys { try PredicateKeyPathCheck.check(keyPath: key, entity: entity, context: "propertiesToFetch") }
-        var rows: [[String: Any]] = []
-        for object in objects {
-            var row: [String: Any] = [:]
-            for key in keys {
-                let value = object.value(forKeyPath: key)
-                if let related = value as? NSManagedObject { row[key] = related.objectID } else if let value { row[key] = value }
-            }
-            rows.append(row)
-        }
-        if request.returnsDistinctResults {
-            var seen: [NSDictionary] = []
-            rows = rows.filter { row in
-                let dictionary = NSDictionary(dictionary: row)
-                if seen.contains(where: { $0.isEqual(dictionary) }) { return false }
-                seen.append(dictionary)
-                return true
-            }
-        }
-        return rows.map { NSDictionary(dictionary: $0) }
+    private func unknownEntity(_ id: StoreObjectID, store: NSPersistentStore) -> NSError {
+        coreDataError(
+            NSPersistentStoreInvalidFileError,
+            "the store \(store.identifier) returned \(id), but the model has no entity '\(id.entityName)'")
     }
 }

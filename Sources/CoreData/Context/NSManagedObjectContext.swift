@@ -398,6 +398,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Reads a fault's row from its store.
     func fulfillFault(_ object: NSManagedObject) {
         guard object.isFaultState else { return }
+        if parent == nil, let batch = object.faultBatch {
+            fulfillBatch(batch)
+            if !object.isFaultState { return }
+        }
         object.isFaultState = false
         if parent != nil {
             if let snapshot = snapshotFromParent(object.objectID) {
@@ -499,6 +503,8 @@ extension NSManagedObject {
     func fill(from row: StoreRow) {
         committedRow = row
         isFaultState = false
+        prefetchedRow = nil
+        faultBatch = nil
         changedKeys = []
         attributeValues = [:]
         toOneValues = [:]
@@ -529,6 +535,9 @@ extension NSManagedObject {
 
     func turnIntoFault() {
         changedKeys = []
+        prefetchedRow = nil
+        faultBatch = nil
+        fetchedPropertyValues = [:]
         attributeValues = [:]
         toOneValues = [:]
         toManyValues = [:]

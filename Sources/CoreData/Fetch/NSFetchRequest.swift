@@ -47,23 +47,63 @@ open class NSFetchRequest<ResultType: NSFetchRequestResult>: NSPersistentStoreRe
     public var fetchLimit: Int = 0
     /// How many matching objects to skip.
     public var fetchOffset: Int = 0
-    /// How many objects to fill at a time; 0 for all.
+    /// How many objects' values are read from the store at a time; 0 (the default) reads them
+    /// all with the fetch.
+    ///
+    /// With a batch size the fetch finds the IDs of every matching object and returns them all as
+    /// faults, with no values read. Using any object of the array (reading a property) reads the
+    /// rows of its whole batch — the `fetchBatchSize` objects around it in the result order — in
+    /// one store call, and those objects stop being faults together.
+    ///
+    /// Difference from Apple: Apple returns an `NSArray` proxy that creates the objects of a batch
+    /// when it is first indexed. Swift on Linux returns a plain `[T]` holding every object (as a
+    /// fault) from the start, so the type is the same as without a batch size; the batching
+    /// happens when the faults are fired. Each fault costs a small object; the values, which are
+    /// what batching saves, arrive batch by batch. Ignored in child contexts (their objects
+    /// come from the parent one at a time) and for non-object result types.
     public var fetchBatchSize: Int = 0
-    /// What to return.
+    /// What to return: managed objects (the default), object IDs, dictionaries or a count.
     public var resultType: NSFetchRequestResultType = .managedObjectResultType
-    /// Whether objects of subentities match.
+    /// Whether objects of subentities match too (`true` by default).
     public var includesSubentities = true
-    /// Whether the context's unsaved changes are taken into account.
+    /// Whether the context's unsaved inserts, updates and deletes are taken into account
+    /// (`true` by default): inserted objects that match are returned, deleted ones are not, and
+    /// changed objects match by their unsaved values.
+    ///
+    /// As on Apple platforms, dictionary results (`dictionaryResultType`, including aggregates)
+    /// always reflect the store and ignore this setting.
     public var includesPendingChanges = true
-    /// Whether returned objects are faults until used.
+    /// Whether returned objects are faults (`true` by default). The values of fetched faults
+    /// arrive with the fetch, so firing them needs no further store read; `false` returns the
+    /// objects with their values already set.
     public var returnsObjectsAsFaults = true
-    /// Whether property values are fetched with the objects.
+    /// Whether property values are read with the objects (`true` by default). With `false` the
+    /// fetch reads only object IDs: objects are returned as faults with no values cached, and
+    /// firing one reads its row from the store then (so it sees saves made after the fetch).
     public var includesPropertyValues = true
-    /// Whether dictionary results drop duplicates.
+    /// Whether dictionary results drop duplicate dictionaries (`false` by default; dictionary
+    /// results only).
     public var returnsDistinctResults = false
-    /// The properties (names or descriptions) of dictionary results.
+    /// The columns of dictionary results: property names or key paths (`"author.name"`),
+    /// `NSPropertyDescription`s, and ``NSExpressionDescription``s (whose ``NSExpressionDescription/name``
+    /// becomes the key). `nil` fetches every attribute. A to-one relationship's value is the
+    /// destination's `NSManagedObjectID`. A nil value leaves its key out of the dictionary.
     public var propertiesToFetch: [Any]?
-    /// Relationship key paths whose destinations are fetched with the objects.
+    /// How dictionary results are grouped: property names or key paths, or `NSPropertyDescription`s.
+    ///
+    /// Each group gives one dictionary. Every column of ``propertiesToFetch`` must then be either
+    /// grouped by or an aggregate expression (`sum:`, `average:`, `min:`, `max:`, `count:`, …),
+    /// which is computed over the objects of the group. Requires `dictionaryResultType`.
+    public var propertiesToGroupBy: [Any]?
+    /// Which groups are kept, tested on each result dictionary after grouping (SQL's `HAVING`).
+    ///
+    /// Key paths and `$variables` of the predicate read the dictionary's columns by name, so an
+    /// expression description named `"count"` is `count` or `$count`. Requires
+    /// ``propertiesToGroupBy``.
+    public var havingPredicate: CoreDataPredicate.NSPredicate?
+    /// Relationship key paths (`"books"`, `"books.tags"`) whose destination objects are read with
+    /// the fetch: they are registered in the context with their values, not as faults, so using
+    /// the relationships needs no further store reads.
     public var relationshipKeyPathsForPrefetching: [String]?
 
     /// Creates a request with no entity; set ``entityName`` or ``entity`` before use.

@@ -18,6 +18,11 @@ enum PredicateKeyPathCheck {
         }
     }
 
+    /// Checks the key paths of one expression (an `NSExpressionDescription`'s, for example).
+    static func check(expression: CoreDataPredicate.NSExpression, entity: NSEntityDescription) throws {
+        try check(expression, entity: entity)
+    }
+
     private static func check(_ expression: CoreDataPredicate.NSExpression, entity: NSEntityDescription) throws {
         switch expression.expressionType {
         case .keyPath:

@@ -17,6 +17,9 @@ import Foundation
 ///
 /// Reads and writes go through `value(forKey:)`/`setValue(_:forKey:)`, so faulting, change
 /// tracking, inverse maintenance and validation behave exactly as with key-value access.
+/// Key paths to `@Managed` properties (`\Author.name`, `\Book.author?.name`) name their Core
+/// Data keys, so they can be used in `#Predicate`, `SortDescriptor` and `KeyPathComparator`
+/// (see `NSFetchRequest.init(predicate:sortBy:)`).
 /// Numbers convert between widths (an `Int` property over an Integer 16 attribute works);
 /// a non-optional property whose value is `nil` traps with the object and key, like a force
 /// unwrap of Apple's generated accessors would.
@@ -42,6 +45,7 @@ public struct Managed<Value> {
     ) -> Value {
         get {
             let key = ManagedKeyNames.name(of: storageKeyPath)
+            if let probe = object.keyPathProbe { return probe.placeholder(for: object, key: key, as: Value.self) }
             return ManagedValueConversion.convert(object.value(forKey: key), to: Value.self, object: object, key: key)
         }
         set {
@@ -72,6 +76,14 @@ enum ManagedKeyNames {
 /// Converts between what the context stores and the declared Swift type.
 enum ManagedValueConversion {
     static func convert<Value>(_ value: Any?, to type: Value.Type, object: NSManagedObject, key: String) -> Value {
+        if let converted = convertIfPossible(value, to: Value.self) { return converted }
+        let held = value.map { String(describing: Swift.type(of: $0)) } ?? "nil"
+        preconditionFailure("CoreData: @Managed \(key) of \(object.objectID) is declared \(Value.self) but holds \(held)")
+    }
+
+    /// The value as `Value`: directly, wrapped in an optional, between number widths, or as a
+    /// typed collection of objects; `nil` when none applies.
+    static func convertIfPossible<Value>(_ value: Any?, to type: Value.Type) -> Value? {
         if let direct = value as? Value { return direct }
         if let optionalType = Value.self as? any OptionalConvertible.Type {
             if let value, let wrapped = optionalType.wrapping(value) as? Value { return wrapped }
@@ -80,8 +92,7 @@ enum ManagedValueConversion {
         if let value, let converted = numeric(value, to: Value.self) { return converted }
         if let set = value as? Set<NSManagedObject>, let converted = collection(Array(set), to: Value.self) { return converted }
         if let ordered = value as? NSOrderedSet, let converted = collection(ordered.array, to: Value.self) { return converted }
-        let held = value.map { String(describing: Swift.type(of: $0)) } ?? "nil"
-        preconditionFailure("CoreData: @Managed \(key) of \(object.objectID) is declared \(Value.self) but holds \(held)")
+        return nil
     }
 
     static func storable<Value>(_ value: Value) -> Any? {
@@ -117,12 +128,14 @@ enum ManagedValueConversion {
 
 /// Optionals, seen without knowing their wrapped type.
 protocol OptionalConvertible {
+    static var wrappedType: Any.Type { get }
     static var noneValue: Any { get }
     static func wrapping(_ value: Any) -> Any?
     var wrappedAny: Any? { get }
 }
 
 extension Optional: OptionalConvertible {
+    static var wrappedType: Any.Type { Wrapped.self }
     static var noneValue: Any { Optional<Wrapped>(nilLiteral: ()) as Any }
     static func wrapping(_ value: Any) -> Any? {
         guard let wrapped = value as? Wrapped else { return nil }

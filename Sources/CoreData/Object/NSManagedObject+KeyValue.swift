@@ -5,6 +5,7 @@ import Foundation
 extension NSManagedObject {
     // Implements the overridable `value` declared on the class.
     func kvcValue(forKey key: String) -> Any? {
+        if let keyPathProbe { return keyPathProbe.read(key, on: self) }
         switch key {
         case "objectID": return objectID
         case "entity": return entity
@@ -124,6 +125,8 @@ extension NSManagedObject {
                 return relationship.isOrdered ? NSOrderedSet(array: objects) as Any : Set(objects) as Any
             }
             return toOneValues[relationship.name]
+        case let fetched as NSFetchedPropertyDescription:
+            return fetchedPropertyValue(fetched)
         default:
             return attributeValues[property.name]
         }

@@ -27,7 +27,8 @@ extension NSManagedObject {
     func modelValidationForInsertOrUpdate() throws { try throwCombined(validationErrors()) }
 
     func validationErrors() -> [NSError] {
-        entity.properties.sorted { $0.name < $1.name }.flatMap { property in
+        // Fetched properties are computed, never saved: nothing to validate (and reading one would fetch).
+        entity.properties.filter { !($0 is NSFetchedPropertyDescription) }.sorted { $0.name < $1.name }.flatMap { property in
             errors(for: property, value: currentValue(of: property))
         }
     }

@@ -48,6 +48,14 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     var isFaultState = false
     /// The row a fetch already read for this fault, so that firing it needs no store read.
     var prefetchedRow: StoreRow?
+    /// The batch of a `fetchBatchSize` fetch this fault belongs to: firing it reads the rows of
+    /// the whole batch at once.
+    var faultBatch: FaultBatch?
+    /// Fetched property results by property name, computed when first read and kept until the
+    /// object is refreshed (as Apple's are).
+    var fetchedPropertyValues: [String: [Any]] = [:]
+    /// Set on the stand-in objects that name key paths (see ``KeyPathProbe``); `nil` otherwise.
+    var keyPathProbe: KeyPathProbe?
     /// In a child context: the destinations the parent context had, by relationship name.
     var parentRelationships: [String: [NSManagedObjectID]]?
     /// Set while the context inserts, deletes or saves the object.

@@ -46,6 +46,11 @@ public final class InMemoryStore: PersistentStoreEngine, @unchecked Sendable {
         try withState { $0.rows[objectID] }
     }
 
+    /// The rows of `objectIDs` under one lock.
+    public func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow] {
+        try withState { state in objectIDs.compactMap { state.rows[$0] } }
+    }
+
     public func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64] {
         try withState { state in
             let first = state.nextPrimaryKey[entityName, default: 1]

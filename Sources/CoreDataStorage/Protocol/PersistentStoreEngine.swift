@@ -34,6 +34,13 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
     /// The stored row of one object (fault fulfilment), or `nil` when there is none.
     func row(for objectID: StoreObjectID) throws(StoreError) -> StoreRow?
 
+    /// The stored rows of several objects at once, for batch faulting (`fetchBatchSize`) and
+    /// relationship prefetching; objects without a row are left out. Order is not significant.
+    ///
+    /// A default implementation calls ``row(for:)`` once per ID; a store that can read many rows
+    /// in one pass (one lock, one page walk) should provide its own.
+    func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow]
+
     /// Hands out `count` new primary keys for an entity; they are never handed out again.
     func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64]
 
@@ -73,6 +80,18 @@ extension PersistentStoreEngine {
     }
 
     public func destinations(of objectID: StoreObjectID, relationship: String) throws(StoreError) -> StoreValue { .null }
+
+    /// Reads each row with ``row(for:)``.
+    ///
+    /// Complexity: one ``row(for:)`` call per ID.
+    public func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow] {
+        var rows: [StoreRow] = []
+        rows.reserveCapacity(objectIDs.count)
+        for id in objectIDs {
+            if let row = try row(for: id) { rows.append(row) }
+        }
+        return rows
+    }
 }
 
 /// A store's metadata: property-list values by key, as Apple's `[String: Any]`.

@@ -1,0 +1,62 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+extension NSManagedObjectContext {
+    /// `relationshipKeyPathsForPrefetching`: registers the destinations of each key path
+    /// (`books`, `books.tags`) with their values, reading the rows of each step in one store
+    /// call per store.
+    ///
+    /// Fetched objects whose rows came with the fetch keep their fault state: their relationships
+    /// are read from those rows. Objects fetched without values are read in one batch first.
+    ///
+    /// - Throws: `NSPersistentStoreOperationError` when a key of a path is not a relationship of
+    ///   the entity it is read from (the message names both).
+    /// Complexity: one batched row read per step and store, plus O(number of destinations).
+    func prefetch(_ keyPaths: [String], of objects: [NSManagedObject], entity: NSEntityDescription) throws {
+        for keyPath in keyPaths {
+            var sources = objects
+            var current = entity
+            for key in keyPath.split(separator: ".").map(String.init) {
+                guard let relationship = current.relationshipsByName[key], let destination = relationship.destinationEntity else {
+                    throw coreDataError(
+                        NSPersistentStoreOperationError,
+                        "relationshipKeyPathsForPrefetching: '\(key)' of '\(keyPath)' is not a relationship of \(current.name ?? "?")",
+                        [NSValidationKeyErrorKey: keyPath])
+                }
+                if parent == nil {
+                    // Sources fetched without values are read in one batch, not one by one.
+                    fillFaults(sources.filter { $0.isFaultState && $0.prefetchedRow == nil })
+                }
+                var seen = Set<ObjectIdentifier>()
+                var destinations: [NSManagedObject] = []
+                for source in sources where source.entity.isKindOf(entity: current) {
+                    for object in destinationObjects(of: source, through: relationship) where seen.insert(ObjectIdentifier(object)).inserted {
+                        destinations.append(object)
+                    }
+                }
+                if parent == nil {
+                    fillFaults(destinations)
+                } else {
+                    for object in destinations { object.fireFaultIfNeeded() }
+                }
+                sources = destinations
+                current = destination
+            }
+        }
+    }
+
+    /// The objects `source` points at through `relationship`: from the row a fetch cached for a
+    /// fault (without firing it), otherwise from the object's current values.
+    private func destinationObjects(of source: NSManagedObject, through relationship: NSRelationshipDescription) -> [NSManagedObject] {
+        if source.isFaultState, let row = source.prefetchedRow {
+            switch row[relationship.name] {
+            case .reference(let id): return object(forStoreID: id).map { [$0] } ?? []
+            case .references(let ids): return ids.compactMap { object(forStoreID: $0) }
+            default: return []
+            }
+        }
+        source.fireFaultIfNeeded()
+        return source.liveDestinationIDs(relationship).map { object(with: $0) }
+    }
+}
