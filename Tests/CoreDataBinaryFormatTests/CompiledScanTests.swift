@@ -45,7 +45,7 @@ final class CompiledScanTests: XCTestCase {
     static let names = ["ada", "Ada", "alan", "Émile", "e\u{301}mile", "zoë", "Zed", "bob", "", "b", "ålesund", "🙂smile", "grace", "Grace"]
 
     static func rows() -> [StoreRow] {
-        (Int64(1)...400).map { key -> StoreRow in
+        (Int64(1)...160).map { key -> StoreRow in
             var values: [String: StoreValue] = [:]
             let k = Int(key)
             if k % 11 != 0 { values["name"] = .string(names[k % names.count] + (k % 3 == 0 ? "" : "\(k % 7)")) }
@@ -131,10 +131,14 @@ final class CompiledScanTests: XCTestCase {
         let entity = try XCTUnwrap(Self.model.entitiesByName["Person"])
         var checked = 0
         for format in Self.predicates {
+            // The reference filter once per predicate (the evaluator is slow in debug builds);
+            // the reference sort and paging then run over what it kept.
+            let filtered = StoreQuery.run(StoreFetchRequest(entity: entity, predicate: Self.predicate(format)), candidates: stored,
+                                          resolve: { _ in nil }, entities: Self.model.entitiesByName)
             for sort in Self.sorts {
-                for (offset, limit) in [(0, 0), (0, 7), (5, 10), (390, 20)] {
+                for (offset, limit) in sort.isEmpty ? [(0, 0), (150, 20)] : [(0, 0), (5, 10)] {
                     let request = StoreFetchRequest(entity: entity, predicate: Self.predicate(format), sortDescriptors: sort, offset: offset, limit: limit)
-                    let expected = StoreQuery.run(request, candidates: stored, resolve: { _ in nil }, entities: Self.model.entitiesByName)
+                    let expected = StoreQuery.run(StoreFetchRequest(entity: entity, sortDescriptors: sort, offset: offset, limit: limit), candidates: filtered, resolve: { _ in nil }, entities: Self.model.entitiesByName)
                     guard case .rows(let got) = try store.execute(request) else { return XCTFail("rows expected") }
                     XCTAssertEqual(got.map(\.objectID), expected.map(\.objectID), "\(format) sorted by \(sort) offset \(offset) limit \(limit)")
                     // Described, because a NaN value makes equal rows compare unequal.
@@ -147,7 +151,7 @@ final class CompiledScanTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(checked, Self.predicates.count * Self.sorts.count * 4)
+        XCTAssertEqual(checked, Self.predicates.count * Self.sorts.count * 2)
         // A save drops the indexes of what it changes; the next fetch sees the new values.
         var changed = rows[0]
         changed.version = 1
