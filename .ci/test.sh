@@ -7,3 +7,5 @@ bash .ci/setup.sh
 bash .ci/client-package-check.sh
 swift build --build-tests
 swift test
+# The benchmark builds and runs at a tiny size: a smoke test of every workload, no timing asserted.
+swift run --package-path Benchmarks coredata-bench --objects 2000 --repetitions 1

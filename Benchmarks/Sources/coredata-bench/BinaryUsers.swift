@@ -4,7 +4,7 @@ import CoreDataStorage
 import Foundation
 
 /// The binary store side, through the store protocol (what every context's save and fetch become).
-final class BinaryUsers {
+final class BinaryUsers: Sendable {
     let store: BinaryStore
     let entity: NSEntityDescription
     let path: String

@@ -20,6 +20,8 @@ final class SQLiteUsers {
         }
         sqlite3_busy_timeout(db, 60_000)
         try exec("PRAGMA journal_mode=WAL")
+        // Keep the WAL file after the last connection closes, as a crashed process leaves it.
+        try exec("PRAGMA main.journal_size_limit=-1")
         try exec("PRAGMA synchronous=\(synchronous)")
         if !autocheckpoint { try exec("PRAGMA wal_autocheckpoint=0") }
     }

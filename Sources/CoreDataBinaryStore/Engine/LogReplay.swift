@@ -55,17 +55,17 @@ struct LogReplay {
             let payload = Array(frame[LogLayout.frameHeaderSize..<(LogLayout.frameHeaderSize + head.payloadLength)])
             let entries = try LogEntryCodec.entries(of: payload, frameOffset: offset)
             for entry in entries {
-                let body = Array(payload[entry.body])
                 let location = offset + UInt64(LogLayout.frameHeaderSize + entry.offsetInPayload)
                 switch entry.kind {
                 case .catalog:
-                    do { catalog = try Catalog(decoding: body) } catch { throw error.within("log offset \(location) (catalog entry)") }
+                    do { catalog = try Catalog(decoding: Array(payload[entry.body])) } catch { throw error.within("log offset \(location) (catalog entry)") }
                     open.catalog = catalog
                 case .metadata:
-                    open.metadata = try MetadataCodec.decode(body, location: "log offset \(location) (metadata entry)")
+                    open.metadata = try MetadataCodec.decode(Array(payload[entry.body]), location: "log offset \(location) (metadata entry)")
                 case .put, .tombstone:
                     let record: RecordHeader
-                    do { record = try RecordCodec.decodeHeader(body, catalog: catalog) } catch { throw error.within("log offset \(location)") }
+                    // Decoded in place: a copy of every record's bytes would dominate replay time.
+                    do { record = try RecordCodec.decodeHeader(payload, from: entry.body.lowerBound, to: entry.body.upperBound, catalog: catalog) } catch { throw error.within("log offset \(location)") }
                     open.records.append(Record(
                         entityID: record.entityID, key: record.primaryKey, location: location | RecordLocation.logBit,
                         tombstone: entry.kind == .tombstone))
