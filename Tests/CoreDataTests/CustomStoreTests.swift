@@ -44,6 +44,9 @@ final class CustomStoreTests: XCTestCase {
         XCTAssertEqual(store.newObjectID(for: ada.entity, referenceObject: store.referenceObject(for: ada.objectID)), ada.objectID)
         XCTAssertEqual(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: notes.objectID.uriRepresentation()), notes.objectID)
 
+        // The saving context holds the objects it saved under their permanent IDs.
+        XCTAssertEqual(store.registrations[ada.objectID], 1, "the view context registered what it saved")
+        let beforeReader = store.registrations
         let reader = container.newBackgroundContext()
         try reader.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Book")
@@ -73,7 +76,21 @@ final class CustomStoreTests: XCTestCase {
             XCTAssertEqual(Set(try reader.fetch(ids)), [ada.objectID, alan.objectID])
             reader.reset()
         }
-        XCTAssertTrue(store.registered.isDisjoint(with: [ada.objectID, alan.objectID]), "reset unregistered the reader's objects")
+        // The view context still holds Ada and Alan; the reader holds nothing any more.
+        XCTAssertEqual(store.registrations, beforeReader, "reset unregistered the reader's objects")
+        XCTAssertEqual(store.unbalancedUnregistrations, 0, "nothing was unregistered twice")
+
+        // A context that goes away lets go of its objects too.
+        do {
+            let passing = container.newBackgroundContext()
+            try passing.performAndWait {
+                let books = try passing.fetch(NSFetchRequest<NSManagedObject>(entityName: "Book"))
+                XCTAssertEqual(books.count, 3)
+                XCTAssertEqual(store.registrations[notes.objectID], 2, "the view context and this one")
+            }
+        }
+        XCTAssertEqual(store.registrations, beforeReader, "the released context unregistered its objects")
+        XCTAssertEqual(store.unbalancedUnregistrations, 0)
 
         // Updates: inverses in step, saved as updated objects with their changes.
         notes.setValue(alan, forKey: "author")
@@ -93,6 +110,65 @@ final class CustomStoreTests: XCTestCase {
         XCTAssertThrowsError(try context.existingObject(with: ada.objectID)) { error in
             XCTAssertEqual((error as NSError).code, NSManagedObjectReferentialIntegrityError)
         }
+    }
+
+    /// Every context that registers an object with the store unregisters it exactly once, on
+    /// every path by which an object leaves a context.
+    func testIncrementalStoreRegistrationsStayBalanced() throws {
+        let container = try container(DictionaryIncrementalStore.storeType)
+        let store = try XCTUnwrap(container.persistentStoreCoordinator.persistentStores.first as? DictionaryIncrementalStore)
+        do {
+            let context = container.newBackgroundContext()
+            let watcher = container.newBackgroundContext()
+            try context.performAndWait {
+                // A permanent ID obtained before the save, then the object deleted unsaved.
+                let draft = context.make("Author", ["name": "Draft", "rating": Int16(1)])
+                try context.obtainPermanentIDs(for: [draft])
+                XCTAssertEqual(store.registrations[draft.objectID], 1, "obtainPermanentIDs(for:) registers")
+                context.delete(draft)
+                XCTAssertNil(store.registrations[draft.objectID], "deleting the unsaved object lets go of its ID")
+
+                // A permanent ID obtained before the save, then the insert rolled back.
+                let other = context.make("Author", ["name": "Other", "rating": Int16(1)])
+                try context.obtainPermanentIDs(for: [other])
+                let otherID = other.objectID
+                context.rollback()
+                XCTAssertNil(store.registrations[otherID], "rolling the insert back lets go of its ID")
+
+                let ada = context.make("Author", ["name": "Ada", "rating": Int16(5)])
+                let notes = context.make("Book", ["title": "Notes", "pages": Int32(120), "author": ada])
+                let engines = context.make("Book", ["title": "Engines", "pages": Int32(400), "author": ada])
+                try context.save()
+                XCTAssertEqual(store.registrations[notes.objectID], 1)
+
+                // A child deletes an object and saves into the context; then the child goes away
+                // (letting go of the objects the delete rules brought in).
+                do {
+                    let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+                    child.parent = context
+                    try child.performAndWait {
+                        child.delete(try child.existingObject(with: notes.objectID))
+                        XCTAssertEqual(store.registrations[notes.objectID], 2, "the context and its child")
+                        try child.save()
+                        XCTAssertEqual(store.registrations[notes.objectID], 1, "the child let go of what it deleted")
+                    }
+                }
+                XCTAssertEqual(store.registrations[engines.objectID], 1, "the child went away")
+                try context.save()
+                XCTAssertNil(store.registrations[notes.objectID], "the saved delete let go of it")
+
+                // Another context merges a delete.
+                let enginesID = engines.objectID
+                try watcher.performAndWait { _ = try watcher.existingObject(with: enginesID) }
+                XCTAssertEqual(store.registrations[enginesID], 2)
+                context.delete(engines)
+                try context.save()
+                NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSDeletedObjectsKey: [enginesID]], into: [watcher])
+                XCTAssertNil(store.registrations[enginesID], "the merged delete let go of it")
+            }
+        }
+        XCTAssertEqual(store.registrations, [:], "contexts that went away let go of everything")
+        XCTAssertEqual(store.unbalancedUnregistrations, 0, "nothing was let go of twice")
     }
 
     func testIncrementalStoreVersionsDriveOptimisticLocking() throws {

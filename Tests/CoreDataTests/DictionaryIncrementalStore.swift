@@ -29,7 +29,15 @@ final class DictionaryIncrementalStore: NSIncrementalStore, @unchecked Sendable 
     // The framework calls the store from one thread at a time; tests read these afterwards.
     private(set) var newValuesCalls = 0
     private(set) var relationshipCalls: [String] = []
-    private(set) var registered: Set<NSManagedObjectID> = []
+    /// How many contexts hold each object, from `managedObjectContextDidRegisterObjects(with:)`
+    /// and `…DidUnregisterObjects(with:)`: every context that registers an object says so, so a
+    /// store counts the calls rather than keeping a set (one context letting go of an object
+    /// does not mean no context holds it).
+    private(set) var registrations: [NSManagedObjectID: Int] = [:]
+    /// Unregistrations of objects no context had registered: the framework's accounting is off.
+    private(set) var unbalancedUnregistrations = 0
+    /// The objects some context holds.
+    var registered: Set<NSManagedObjectID> { Set(registrations.keys) }
     private(set) var saveRequests = 0
     /// When set, fetches fail with this error.
     var failFetchesWith: NSError?
@@ -153,11 +161,17 @@ final class DictionaryIncrementalStore: NSIncrementalStore, @unchecked Sendable 
     }
 
     override func managedObjectContextDidRegisterObjects(with objectIDs: [NSManagedObjectID]) {
-        registered.formUnion(objectIDs)
+        for id in objectIDs { registrations[id, default: 0] += 1 }
     }
 
     override func managedObjectContextDidUnregisterObjects(with objectIDs: [NSManagedObjectID]) {
-        registered.subtract(objectIDs)
+        for id in objectIDs {
+            switch registrations[id] {
+            case nil: unbalancedUnregistrations += 1
+            case 1: registrations[id] = nil
+            case let count?: registrations[id] = count - 1
+            }
+        }
     }
 
     /// The number of records of an entity (exactly, not counting subentities).

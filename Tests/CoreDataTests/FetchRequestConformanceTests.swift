@@ -71,6 +71,7 @@ final class FetchRequestConformanceTests: XCTestCase {
                 request.fetchBatchSize = 10
                 let authors = try reader.fetch(request)
                 XCTAssertEqual(authors.count, 25, "[\(kind)] every match is in the array")
+                try require(authors, count: 25, "fetch with fetchBatchSize")
                 XCTAssertTrue(authors.allSatisfy(\.isFault), "[\(kind)] no values are read by the fetch")
                 XCTAssertEqual(authors[12].value(forKey: "name") as? String, "A12", "[\(kind)]")
                 XCTAssertEqual(authors.map(\.isFault), Array(repeating: true, count: 10) + Array(repeating: false, count: 10) + Array(repeating: true, count: 5),
@@ -110,17 +111,11 @@ final class FetchRequestConformanceTests: XCTestCase {
         forEachStore { kind, container in
             try seedLibrary(container.viewContext)
             let withoutValues = container.newBackgroundContext()
-            let withValues = container.newBackgroundContext()
             let bare = try withoutValues.performAndWait { () throws -> NSManagedObject in
                 let request = makeRequest("Author", "name == 'Ada'")
                 request.includesPropertyValues = false
                 let found = try XCTUnwrap(try withoutValues.fetch(request).first)
                 XCTAssertTrue(found.isFault, "[\(kind)]")
-                return found
-            }
-            let cached = try withValues.performAndWait { () throws -> NSManagedObject in
-                let found = try XCTUnwrap(try withValues.fetch(makeRequest("Author", "name == 'Ada'")).first)
-                XCTAssertTrue(found.isFault, "[\(kind)] a fault, but its values came with the fetch")
                 return found
             }
             let ada = try XCTUnwrap(try container.viewContext.all("Author", where: "name == 'Ada'").first)
@@ -130,6 +125,24 @@ final class FetchRequestConformanceTests: XCTestCase {
             withoutValues.performAndWait {
                 XCTAssertEqual(bare.value(forKey: "rating") as? Int16, 1, "[\(kind)] values are read when the fault fires")
             }
+        }
+    }
+
+    /// With property values (the default) a fetched fault keeps the values the fetch read.
+    /// A user's incremental store may ignore `includesPropertyValues` (see ``StoreKind``).
+    func testFetchedFaultsKeepTheValuesTheFetchRead() {
+        forEachStore { kind, container in
+            try seedLibrary(container.viewContext)
+            let withValues = container.newBackgroundContext()
+            let cached = try withValues.performAndWait { () throws -> NSManagedObject in
+                let found = try XCTUnwrap(try withValues.fetch(makeRequest("Author", "name == 'Ada'")).first)
+                XCTAssertTrue(found.isFault, "[\(kind)] a fault, but its values came with the fetch")
+                return found
+            }
+            let ada = try XCTUnwrap(try container.viewContext.all("Author", where: "name == 'Ada'").first)
+            ada.setValue(Int16(1), forKey: "rating")
+            try container.viewContext.save()
+
             withValues.performAndWait {
                 XCTAssertEqual(cached.value(forKey: "rating") as? Int16, 5, "[\(kind)] values are the ones the fetch read")
             }
@@ -230,6 +243,7 @@ final class FetchRequestConformanceTests: XCTestCase {
                 "Book", ["title", "author.name", book?.attributesByName["pages"] as Any, book?.relationshipsByName["author"] as Any], sortedBy: "title")
             let rows = try context.fetch(request)
             XCTAssertEqual(rows.count, 5, "[\(kind)]")
+            try require(rows, count: 5, "dictionary fetch of Book")
             XCTAssertEqual(rows[0]["title"] as? String, "Anonymous")
             XCTAssertNil(rows[0]["author.name"], "[\(kind)] nil values are left out")
             XCTAssertNil(rows[0]["author"], "[\(kind)]")
@@ -318,6 +332,28 @@ final class FetchRequestConformanceTests: XCTestCase {
             byEntity.propertiesToGroupBy = [try XCTUnwrap(container.managedObjectModel.entitiesByName["Book"]?.relationshipsByName["author"])]
             byEntity.propertiesToFetch?.append(try XCTUnwrap(container.managedObjectModel.entitiesByName["Book"]?.relationshipsByName["author"]))
             XCTAssertEqual(try context.fetch(byEntity).count, 3, "[\(kind)] grouped by a relationship description")
+        }
+    }
+
+    /// Aggregates over to-many key paths and predicates through to-many relationships, in
+    /// dictionary fetches: a store that loads relationships lazily (an incremental store whose
+    /// nodes leave them out) answers them too.
+    func testDictionaryAggregatesThroughToManyRelationships() {
+        forEachStore { kind, container in
+            let context = container.viewContext
+            try seedLibrary(context)
+            let request = dictionaryRequest("Author", [
+                "name", expression("pages", "sum:", "books.pages", .integer64AttributeType), expression("books", "count:", "books", .integer64AttributeType),
+            ], sortedBy: "name")
+            request.propertiesToGroupBy = ["name"]
+            let rows = try context.fetch(request)
+            XCTAssertEqual(rows.compactMap { $0["name"] as? String }, ["Ada", "Alan", "Grace"], "[\(kind)]")
+            XCTAssertEqual(rows.compactMap { $0["pages"] as? Int64 }, [520, 30, 350], "[\(kind)] sums through the to-many relationship")
+            XCTAssertEqual(rows.compactMap { $0["books"] as? Int64 }, [2, 1, 1], "[\(kind)] counts its destinations")
+
+            let tagged = dictionaryRequest("Author", ["name"], sortedBy: "name")
+            tagged.predicate = NSPredicate(format: "ANY books.tags.label == 'swift'")
+            XCTAssertEqual(try context.fetch(tagged).compactMap { $0["name"] as? String }, ["Ada"], "[\(kind)] a predicate through two to-many steps")
         }
     }
 

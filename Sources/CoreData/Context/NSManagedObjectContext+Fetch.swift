@@ -10,7 +10,9 @@ extension NSManagedObjectContext {
     /// inserts, updates and deletes. Objects already in the context are returned as they are
     /// (with their unsaved changes); new ones are registered, as faults when
     /// `returnsObjectsAsFaults` (their values arrive with the fetch, so touching them costs no
-    /// further store read). `fetchBatchSize`, `includesPropertyValues` and
+    /// further store read; a user's `NSIncrementalStore` answers with IDs only, and its objects
+    /// read their values when first used, or right away without `returnsObjectsAsFaults`).
+    /// `fetchBatchSize`, `includesPropertyValues` and
     /// `relationshipKeyPathsForPrefetching` decide when values are read (see ``NSFetchRequest``);
     /// dictionary results follow ``NSFetchRequest/propertiesToFetch``,
     /// ``NSFetchRequest/propertiesToGroupBy`` and ``NSFetchRequest/havingPredicate`` and reflect
@@ -145,8 +147,13 @@ extension NSManagedObjectContext {
         guard parent == nil, targetStores.count <= 1, !(request.includesPendingChanges && touchesPendingChanges(entity)) else { return nil }
         guard let store = targetStores.first, let model = persistentStoreCoordinator?.managedObjectModel else { return [] }
         let storeRequest = try makeStoreRequest(request, entity: entity, resultType: .objectIDs, paged: true)
-        let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }
-        guard case .objectIDs(let ids) = result else { return [] }
+        let ids: [StoreObjectID]
+        switch try mapStoreError({ () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }) {
+        case .objectIDs(let found): ids = found
+        // A store may answer with more than was asked for; the rows' IDs are the answer.
+        case .rows(let rows): ids = rows.map(\.objectID)
+        case .count: ids = []
+        }
         return try ids.map { id in
             guard let idEntity = model.entitiesByName[id.entityName] else { throw unknownEntity(id, store: store) }
             return NSManagedObjectID(entity: idEntity, store: store, storeID: id)
@@ -183,12 +190,26 @@ extension NSManagedObjectContext {
                     progress?.advance()
                 }
             case .objectIDs(let ids):
+                // Identities only: asked for, or the answer of a store that loads lazily (a
+                // user's NSIncrementalStore). Objects the request wants filled are read a chunk
+                // at a time, so that cancellation and awakeFromFetch interleave as with rows.
+                let fills = storeRequest.resultType == .rows && !request.returnsObjectsAsFaults
+                var unfilled: [NSManagedObject] = []
                 progress?.expect(ids.count)
                 for id in ids {
                     try progress?.checkCancelled()
-                    objects.append(try registerFault(id, store: store))
+                    let object = try registerFault(id, store: store)
+                    objects.append(object)
+                    if fills {
+                        unfilled.append(object)
+                        if unfilled.count >= FetchProgress.reportInterval {
+                            try fill(unfilled, from: store)
+                            unfilled = []
+                        }
+                    }
                     progress?.advance()
                 }
+                try fill(unfilled, from: store)
             case .count:
                 continue
             }
@@ -264,6 +285,34 @@ extension NSManagedObjectContext {
         }
         let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
         return registered[objectID] ?? makeObject(for: objectID, row: nil)
+    }
+
+    /// Fills the faults among `objects` (all of `store`) with their rows, read in one
+    /// ``PersistentStoreEngine/rows(for:)`` call, for a request that does not want faults.
+    /// An object whose row is gone (deleted since the fetch) stays a fault.
+    ///
+    /// - Throws: the store's error, as an `NSError`.
+    private func fill(_ objects: [NSManagedObject], from store: NSPersistentStore) throws {
+        var faults: [StoreObjectID: NSManagedObject] = [:]
+        var ids: [StoreObjectID] = []
+        for object in objects where object.isFaultState {
+            if let row = object.prefetchedRow {
+                object.fill(from: row)
+                if !isStoreSide { object.awakeFromFetch() }
+            } else if let id = object.objectID.storeObjectID, faults.updateValue(object, forKey: id) == nil {
+                ids.append(id)
+            }
+        }
+        guard !ids.isEmpty else { return }
+        let rows = try mapStoreError { () throws(StoreError) -> [StoreRow] in try store.engine.rows(for: ids) }
+        var byID: [StoreObjectID: StoreRow] = [:]
+        for row in rows where faults[row.objectID] != nil { byID[row.objectID] = row }
+        // In result order, so that awakeFromFetch sees the objects as the fetch returns them.
+        for id in ids {
+            guard let row = byID.removeValue(forKey: id), let object = faults[id], object.isFaultState else { continue }
+            object.fill(from: row)
+            if !isStoreSide { object.awakeFromFetch() }
+        }
     }
 
     private func unknownEntity(_ id: StoreObjectID, store: NSPersistentStore) -> NSError {

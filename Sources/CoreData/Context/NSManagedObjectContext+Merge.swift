@@ -57,6 +57,7 @@ extension NSManagedObjectContext {
             object.managedObjectContext = nil
             removed.append(object)
         }
+        noteUnregistered(removed.map(\.objectID))
         let gone = Set(removed.map(ObjectIdentifier.init))
         if !gone.isEmpty {
             // Objects that point at a removed object read their relationships again.

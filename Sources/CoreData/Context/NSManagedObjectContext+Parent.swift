@@ -121,6 +121,7 @@ extension NSManagedObjectContext {
             object.lifecycle.isInserted = false
         }
         for object in deleted { registered[object.objectID] = nil }
+        noteUnregistered(deleted.map(\.objectID))
         for object in pendingUpdated.values { object.changedKeys = [] }
         pendingInserted = [:]
         pendingUpdated = [:]

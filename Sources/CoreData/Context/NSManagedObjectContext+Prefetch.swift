@@ -47,10 +47,11 @@ extension NSManagedObjectContext {
     }
 
     /// The objects `source` points at through `relationship`: from the row a fetch cached for a
-    /// fault (without firing it), otherwise from the object's current values.
+    /// fault (without firing it), otherwise from the object's current values (which read the
+    /// relationship from the store when its row leaves it out).
     private func destinationObjects(of source: NSManagedObject, through relationship: NSRelationshipDescription) -> [NSManagedObject] {
-        if source.isFaultState, let row = source.prefetchedRow {
-            switch row[relationship.name] {
+        if source.isFaultState, let row = source.prefetchedRow, let stored = row.values[relationship.name] {
+            switch stored {
             case .reference(let id): return object(forStoreID: id).map { [$0] } ?? []
             case .references(let ids): return ids.compactMap { object(forStoreID: $0) }
             default: return []

@@ -234,15 +234,21 @@ extension NSManagedObjectContext {
     private func adoptIdentity(of owner: StoreObjectID, for newcomer: StoreObjectID, in store: NSPersistentStore, objectWins: Bool) {
         guard let object = registeredObject(forStoreID: newcomer), let entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[owner.entityName] else { return }
         let ownerID = NSManagedObjectID(entity: entity, store: store, storeID: owner)
+        let heldOwner = registered[ownerID] != nil
         if let previous = registered[ownerID], previous !== object {
             // The context held the existing object too; it now reads the merged state afresh.
             previous.turnIntoFault()
             pendingUpdated[ObjectIdentifier(previous)] = nil
             previous.managedObjectContext = nil
         }
-        registered[object.objectID] = nil
+        let newcomerID = object.objectID
+        registered[newcomerID] = nil
         object.objectID = ownerID
         registered[ownerID] = object
+        // The store hears that the newcomer's ID is gone and, unless it was held already, that
+        // the owner's is held now.
+        noteUnregistered([newcomerID])
+        if !heldOwner { noteRegistered([ownerID]) }
         object.lifecycle.isInserted = false
         pendingInserted[ObjectIdentifier(object)] = nil
         if let stored = try? store.engine.row(for: owner) {

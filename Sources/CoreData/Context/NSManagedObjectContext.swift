@@ -282,6 +282,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.lifecycle.isInserted = false
             pendingInserted[ObjectIdentifier(object)] = nil
             registered[object.objectID] = nil
+            // An ID made permanent by obtainPermanentIDs(for:) was registered with its store.
+            noteUnregistered([object.objectID])
             noteObjectsChanged(deleted: [object])
             return
         }
@@ -457,6 +459,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             registered[object.objectID] = nil
             object.managedObjectContext = nil
         }
+        // IDs made permanent by obtainPermanentIDs(for:) were registered with their stores.
+        noteUnregistered(pendingInserted.values.map(\.objectID))
         for object in Array(pendingUpdated.values) + Array(pendingDeleted.values) {
             object.lifecycle.isDeleted = false
             object.revertToCommitted()

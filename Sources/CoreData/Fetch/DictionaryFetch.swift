@@ -126,11 +126,25 @@ struct DictionaryFetch {
                 entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
                 sortDescriptors: request.sortDescriptors ?? [], offset: pagedInStore ? request.fetchOffset : 0,
                 limit: pagedInStore ? request.fetchLimit : 0, resultType: .rows)
-            let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }
-            guard case .rows(let found) = result else { continue }
             let engine = store.engine
+            let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try engine.execute(storeRequest) }
+            let found: [StoreRow]
+            switch result {
+            case .rows(let matched):
+                found = matched
+            case .objectIDs(let ids):
+                // A store that loads lazily (a user's NSIncrementalStore) answers with IDs: the
+                // rows are read now, in one call, and kept in the order of the IDs.
+                found = try Self.rows(of: ids, from: engine)
+            case .count:
+                continue
+            }
             let resolve: (StoreObjectID) -> StoreRow? = { id in try? engine.row(for: id) }
-            rows += found.map { (RowObject(row: $0, resolve: resolve, entities: model.entitiesByName), store) }
+            // Relationships such a store leaves out of its rows are read when a column needs them.
+            let destinations: (StoreObjectID, String) -> StoreValue = { id, name in
+                (try? engine.destinations(of: id, relationship: name)) ?? .null
+            }
+            rows += found.map { (RowObject(row: $0, resolve: resolve, entities: model.entitiesByName, destinations: destinations), store) }
         }
         if stores.count > 1, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
             rows.sort { lhs, rhs in
@@ -170,6 +184,17 @@ struct DictionaryFetch {
         let start = min(max(0, offset), dictionaries.count)
         let end = limit > 0 ? min(dictionaries.count, start + limit) : dictionaries.count
         return Array(dictionaries[start..<end])
+    }
+
+    /// The rows of `ids` in the order of `ids`, read with one ``PersistentStoreEngine/rows(for:)``
+    /// call; IDs without a row (deleted since the fetch) are left out, and a row the store gives
+    /// twice or for an ID it was not asked about is used once or not at all.
+    private static func rows(of ids: [StoreObjectID], from engine: any PersistentStoreEngine) throws -> [StoreRow] {
+        guard !ids.isEmpty else { return [] }
+        let read = try mapStoreError { () throws(StoreError) -> [StoreRow] in try engine.rows(for: ids) }
+        var byID: [StoreObjectID: StoreRow] = [:]
+        for row in read { byID[row.objectID] = row }
+        return ids.compactMap { byID.removeValue(forKey: $0) }
     }
 
     /// One dictionary per group, in the order each group first appears among the sorted rows;

@@ -7,30 +7,42 @@ import CoreDataPredicate
 ///
 /// `resolve` reads the row of a relationship's destination from the same snapshot the fetch
 /// reads; a store passes a dictionary lookup or its own index lookup.
+///
+/// `destinations` answers for a relationship a row leaves out (a store that loads relationships
+/// lazily, see ``PersistentStoreEngine/destinations(of:relationship:)``); without it such a
+/// relationship reads as having no destinations.
 package final class RowObject: KeyValueReadable, Hashable, @unchecked Sendable {
     package let row: StoreRow
     private let entity: NSEntityDescription?
     private let resolve: (StoreObjectID) -> StoreRow?
+    private let destinations: ((StoreObjectID, String) -> StoreValue)?
     private let entities: [String: NSEntityDescription]
 
-    package init(row: StoreRow, resolve: @escaping (StoreObjectID) -> StoreRow?, entities: [String: NSEntityDescription]) {
+    package init(
+        row: StoreRow, resolve: @escaping (StoreObjectID) -> StoreRow?, entities: [String: NSEntityDescription],
+        destinations: ((StoreObjectID, String) -> StoreValue)? = nil
+    ) {
         self.row = row
         self.resolve = resolve
+        self.destinations = destinations
         self.entities = entities
         self.entity = entities[row.objectID.entityName]
     }
 
     package func value(forKey key: String) -> Any? {
         if key == "objectID" || key == "self" { return row.objectID }
-        let stored = row[key]
+        var stored = row[key]
         if let attribute = entity?.attributesByName[key] {
             return stored.attributeValue(as: attribute.attributeType)
         }
+        if row.values[key] == nil, let destinations, entity?.relationshipsByName[key] != nil {
+            stored = destinations(row.objectID, key)
+        }
         switch stored {
         case .reference(let id):
-            return resolve(id).map { RowObject(row: $0, resolve: resolve, entities: entities) }
+            return resolve(id).map { RowObject(row: $0, resolve: resolve, entities: entities, destinations: destinations) }
         case .references(let ids):
-            return ids.compactMap { id in resolve(id).map { RowObject(row: $0, resolve: resolve, entities: entities) } }
+            return ids.compactMap { id in resolve(id).map { RowObject(row: $0, resolve: resolve, entities: entities, destinations: destinations) } }
         default:
             return stored.attributeValue(as: .undefinedAttributeType)
         }

@@ -293,6 +293,20 @@ class CustomStoreEngine<Store: NSPersistentStore>: PersistentStoreEngine, @unche
         preconditionFailure("CoreData: \(Swift.type(of: self)) must implement row(for:)")
     }
 
+    /// The rows of several objects under one hold of the lock, so that a batch (batch faulting,
+    /// prefetching, a dictionary fetch) reads one state of the user's store, with no save between
+    /// two of its rows.
+    func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow] {
+        try locked { () throws(StoreError) -> [StoreRow] in
+            var rows: [StoreRow] = []
+            rows.reserveCapacity(objectIDs.count)
+            for id in objectIDs {
+                if let row = try row(for: id) { rows.append(row) }
+            }
+            return rows
+        }
+    }
+
     func destinations(of objectID: StoreObjectID, relationship: String) throws(StoreError) -> StoreValue { .null }
 
     /// Batch deletes run as a fetch of the matching IDs and a save that deletes them: a user's

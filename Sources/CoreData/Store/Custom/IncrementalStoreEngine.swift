@@ -59,6 +59,14 @@ final class IncrementalStoreEngine: CustomStoreEngine<NSIncrementalStore>, @unch
         try withStore { store, context in try node(for: objectID, store: store, context: context) }
     }
 
+    /// The nodes of several objects, read with one store-side context under one hold of the lock.
+    override func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow] {
+        guard !objectIDs.isEmpty else { return [] }
+        return try withStore { store, context in
+            try objectIDs.compactMap { try node(for: $0, store: store, context: context) }
+        }
+    }
+
     /// The row of `id` read through `newValuesForObject(with:with:)`; `nil` when the store
     /// throws `NSManagedObjectReferentialIntegrityError` (the object does not exist).
     private func node(for id: StoreObjectID, store: NSIncrementalStore, context: NSManagedObjectContext) throws -> StoreRow? {

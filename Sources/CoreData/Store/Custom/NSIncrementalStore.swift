@@ -34,8 +34,14 @@ import Foundation
 /// - Optimistic locking compares the versions of `newValuesForObject(with:with:)` nodes before a
 ///   save, as Apple's does; the versions after a save are read back from the store.
 /// - Uniqueness constraints are the store's to enforce (Apple enforces them only in SQLite stores).
-/// - Dictionary and batch requests never reach the store: a context evaluates dictionary
-///   fetches over the objects, and batch deletes and updates become a fetch and a save request.
+/// - Dictionary and batch requests never reach the store: the framework computes dictionary
+///   results (columns, aggregates, grouping, `havingPredicate`, distinct) from a managed-object
+///   fetch and the nodes of the objects it returns, and batch deletes and updates become a fetch
+///   and a save request. Apple hands a store dictionary fetches to answer or emulate.
+/// - A store may ignore `includesPropertyValues`, `returnsObjectsAsFaults`, `fetchBatchSize`
+///   and `relationshipKeyPathsForPrefetching`, as Apple allows: values are read through
+///   `newValuesForObject(with:with:)` when a fault fires, or right after the fetch for
+///   `returnsObjectsAsFaults = false`, a batch or a prefetch.
 ///
 /// Threading: the framework calls the store from one thread at a time (the calls of all contexts
 /// are serialised), so a subclass needs no locking of its own for those calls.
@@ -90,10 +96,15 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
         throw mustOverride("obtainPermanentIDs(for:)")
     }
 
-    /// A context started holding the objects with these IDs. Does nothing by default.
+    /// A context started holding the objects with these IDs: one it fetched or faulted in, or
+    /// one it saved (once the object's ID is permanent). Every context that holds an object
+    /// says so, so the same ID can arrive once per context; count the calls rather than keep a
+    /// set. Does nothing by default.
     open func managedObjectContextDidRegisterObjects(with objectIDs: [NSManagedObjectID]) {}
 
-    /// A context let go of the objects with these IDs. Does nothing by default.
+    /// A context let go of the objects with these IDs: it was reset or released, or it saved
+    /// their deletion. Balances one ``managedObjectContextDidRegisterObjects(with:)`` call of
+    /// the same context. Does nothing by default.
     open func managedObjectContextDidUnregisterObjects(with objectIDs: [NSManagedObjectID]) {}
 
     // MARK: Object IDs (not overridable, as on Apple platforms)
