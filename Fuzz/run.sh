@@ -8,6 +8,8 @@ seconds="${1:-60}"
 targets=(FuzzModelLoader FuzzPredicateParser FuzzBinaryHeader FuzzBinaryPage FuzzBinaryRecord FuzzLogFrame FuzzBinaryStoreOpen)
 if [ $# -gt 1 ]; then shift; targets=("$@"); fi
 export COREDATA_FUZZ=1
+# Swift's backtracer and ASan together hang on a crash instead of exiting.
+export SWIFT_BACKTRACE=enable=no
 for target in "${targets[@]}"; do
   swift build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
     --product "$target" 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" | tail -3

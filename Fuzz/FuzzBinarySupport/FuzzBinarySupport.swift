@@ -297,6 +297,28 @@ public enum CorpusMaker {
         return (fs.contents(of: "/s/store") ?? [], fs.contents(of: "/s/store-wal") ?? [])
     }
 
+    /// The golden store's log replaced by one save that puts a Tag (entity 2) and then logs a
+    /// catalog naming only Item: records decoded against the old catalog, then a catalog that
+    /// renumbers them (found while writing FuzzBinaryStoreOpen: opening indexed past the catalog).
+    static func catalogShrinksLog(golden: [UInt8]) throws -> [UInt8] {
+        let header = try FileHeader(decoding: Array(golden.prefix(64)))
+        var best: RootSlot?
+        for offset in BinaryStoreLayout.rootSlotOffsets {
+            if case .valid(let slot) = RootSlot.decode(Array(golden[offset..<(offset + 128)])), slot.generation > (best?.generation ?? 0) { best = slot }
+        }
+        guard let root = best else { throw BinaryFormatError("golden", "no root") }
+        let at = Int(root.catalogOffset)
+        let pageHeader = try PageHeader(decoding: Array(golden[at..<(at + 32)]), at: root.catalogOffset)
+        let catalog = try Catalog(decoding: try PageCodec.decodePayload(pageHeader, page: Array(golden[at..<(at + pageHeader.totalLength)]), at: root.catalogOffset))
+        var shrunk = Catalog()
+        shrunk.register(entity: catalog.entities[0].name, properties: catalog.entities[0].properties)
+        var writer = LogFrameWriter(salt: root.logSalt, sequence: 0, chain: root.logSalt, capacity: 256)
+        writer.appendEntry(kind: .put, sizeHint: 32) { RecordCodec.encode(FuzzModel.tag(9, "orphan"), catalog: catalog, into: &$0) }
+        writer.appendEntry(kind: .catalog, sizeHint: 64) { $0.append(shrunk.encoded()) }
+        writer.finish()
+        return LogHeader(storeUUID: header.storeUUID).encoded() + writer.bytes
+    }
+
     static func lengthPrefixed(_ data: [UInt8], _ log: [UInt8]) -> [UInt8] {
         var writer = ByteWriter()
         writer.uint32(UInt32(data.count))
@@ -365,5 +387,6 @@ public enum CorpusMaker {
         try write(lengthPrefixed(golden, goldenLog), "golden", in: "\(root)/FuzzBinaryStoreOpen")
         try write(lengthPrefixed(data, log), "logged", in: "\(root)/FuzzBinaryStoreOpen")
         try write(lengthPrefixed(data, []), "logged-no-log", in: "\(root)/FuzzBinaryStoreOpen")
+        try write(lengthPrefixed(golden, try catalogShrinksLog(golden: golden)), "regression-log-catalog-shrinks", in: "\(root)/FuzzBinaryStoreOpen")
     }
 }
