@@ -59,7 +59,14 @@ struct LogReplay {
                 let location = offset + UInt64(LogLayout.frameHeaderSize + entry.offsetInPayload)
                 switch entry.kind {
                 case .catalog:
-                    do { catalog = try Catalog(decoding: body) } catch { throw error.within("log offset \(location) (catalog entry)") }
+                    let decoded: Catalog
+                    do { decoded = try Catalog(decoding: body) } catch { throw error.within("log offset \(location) (catalog entry)") }
+                    // Records already read were decoded against `catalog`; a later catalog must keep
+                    // their numbers, or opening would index past its entities.
+                    guard decoded.extends(catalog) else {
+                        throw BinaryFormatError("log offset \(location) (catalog entry)", "the catalog drops or renumbers names of the catalog before it")
+                    }
+                    catalog = decoded
                     open.catalog = catalog
                 case .metadata:
                     open.metadata = try MetadataCodec.decode(body, location: "log offset \(location) (metadata entry)")
