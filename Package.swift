@@ -125,4 +125,16 @@ if Context.environment["COREDATA_FUZZ"] == "1" {
         package.targets.append(.executableTarget(name: name, dependencies: ["CoreData"], path: "Fuzz/\(name)"))
         package.products.append(.executable(name: name, targets: [name]))
     }
+    // The binary store's decoders (issue 9): the format and engine only, plus shared support.
+    package.targets.append(.target(
+        name: "FuzzBinarySupport",
+        dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"],
+        path: "Fuzz/FuzzBinarySupport"))
+    for name in ["FuzzBinaryHeader", "FuzzBinaryPage", "FuzzBinaryRecord", "FuzzLogFrame", "FuzzBinaryStoreOpen"] {
+        package.targets.append(.executableTarget(
+            name: name,
+            dependencies: ["FuzzBinarySupport", "CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataStorage"],
+            path: "Fuzz/\(name)"))
+        package.products.append(.executable(name: name, targets: [name]))
+    }
 }

@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # Builds every fuzz target with libFuzzer and AddressSanitizer and runs each for SECONDS (default 60)
-# from its seed corpus. Exits non-zero on the first crash; the crashing input is left in Fuzz/Crashes/.
+# from its seed corpus, then prints executions per target. Exits non-zero on the first crash; the
+# crashing input is left in Fuzz/Crashes/. `bash Fuzz/run.sh 60 FuzzBinaryPage` runs one target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(FuzzModelLoader FuzzPredicateParser)
+targets=(FuzzModelLoader FuzzPredicateParser FuzzBinaryHeader FuzzBinaryPage FuzzBinaryRecord FuzzLogFrame FuzzBinaryStoreOpen)
+if [ $# -gt 1 ]; then shift; targets=("$@"); fi
 export COREDATA_FUZZ=1
+# Swift's backtracer and ASan together hang on a crash instead of exiting.
+export SWIFT_BACKTRACE=enable=no
 for target in "${targets[@]}"; do
   swift build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
     --product "$target" 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" | tail -3
 done
 mkdir -p Fuzz/Crashes
+summary=()
 for target in "${targets[@]}"; do
   work="$(mktemp -d)"
   cp Fuzz/Corpus/"$target"/* "$work"/
   echo "fuzz: $target for ${seconds}s"
+  status=0
   LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp" .build-fuzz/debug/"$target" "$work" Fuzz/Corpus/"$target" -max_total_time="$seconds" \
-    -artifact_prefix=Fuzz/Crashes/"$target"- -print_final_stats=1 2>&1 | grep -E "^(#|stat::|==|SUMMARY|INFO: Seed)" | tail -12
-  rm -rf "$work"
+    -artifact_prefix=Fuzz/Crashes/"$target"- -print_final_stats=1 >"$work.log" 2>&1 || status=$?
+  grep -E "^(#|stat::|==|SUMMARY|INFO: Seed|Fatal error|.*Precondition failed)" "$work.log" | tail -12 || true
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work.log" | tail -1)"
+  summary+=("$(printf '%-22s %12s executions in %ss' "$target" "${runs:-?}" "$seconds")")
+  rm -rf "$work" "$work.log"
+  if [ "$status" -ne 0 ]; then
+    echo "fuzz: $target failed (exit $status); the input is in Fuzz/Crashes/" >&2
+    printf '%s\n' "${summary[@]}"
+    exit "$status"
+  fi
 done
+echo "executions per target:"
+printf '%s\n' "${summary[@]}"

@@ -58,6 +58,18 @@ public struct Catalog: Sendable, Equatable {
         entities[id].nextPrimaryKey = max(entities[id].nextPrimaryKey, key)
     }
 
+    /// Whether this catalog keeps every name of `base` under the same number: the same entities
+    /// first, in order, each with `base`'s properties first, in order (§6: append-only). A catalog
+    /// that does not is damage: records decoded against `base` would name the wrong entity or one
+    /// past the end.
+    public func extends(_ base: Catalog) -> Bool {
+        guard entities.count >= base.entities.count else { return false }
+        for (entity, old) in zip(entities, base.entities) {
+            guard entity.name == old.name, entity.properties.starts(with: old.properties) else { return false }
+        }
+        return true
+    }
+
     /// The catalog page payload.
     public func encoded() -> [UInt8] {
         var writer = ByteWriter()

@@ -55,6 +55,11 @@ public struct PageHeader: Sendable, Equatable {
         guard codec == 1 || stored == decoded else {
             throw BinaryFormatError(location, "an uncompressed page's stored length \(stored) differs from its decoded length \(decoded)")
         }
+        // LZ4 turns each stored byte into at most 255 decoded ones; a larger claim is damage, and
+        // believing it would allocate up to 1 GiB for a page of a few bytes.
+        guard codec == 0 || decoded <= stored * 255 + 64 else {
+            throw BinaryFormatError(location, "decoded length \(decoded) is more than LZ4 can make of \(stored) stored bytes")
+        }
         self.kind = kind
         self.codec = codec
         self.storedLength = stored

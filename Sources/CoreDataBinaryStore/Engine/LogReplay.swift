@@ -58,7 +58,14 @@ struct LogReplay {
                 let location = offset + UInt64(LogLayout.frameHeaderSize + entry.offsetInPayload)
                 switch entry.kind {
                 case .catalog:
-                    do { catalog = try Catalog(decoding: Array(payload[entry.body])) } catch { throw error.within("log offset \(location) (catalog entry)") }
+                    let decoded: Catalog
+                    do { decoded = try Catalog(decoding: Array(payload[entry.body])) } catch { throw error.within("log offset \(location) (catalog entry)") }
+                    // Records already read were decoded against `catalog`; a later catalog must keep
+                    // their numbers, or opening would index past its entities.
+                    guard decoded.extends(catalog) else {
+                        throw BinaryFormatError("log offset \(location) (catalog entry)", "the catalog drops or renumbers names of the catalog before it")
+                    }
+                    catalog = decoded
                     open.catalog = catalog
                 case .metadata:
                     open.metadata = try MetadataCodec.decode(Array(payload[entry.body]), location: "log offset \(location) (metadata entry)")

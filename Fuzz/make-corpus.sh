@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Regenerates the seed corpora of the binary-store targets (FuzzBinaryHeader, FuzzBinaryPage,
+# FuzzBinaryRecord, FuzzLogFrame, FuzzBinaryStoreOpen) from the golden store
+# (Tests/CoreDataBinaryFormatTests/Fixtures/golden-v1.store and -wal) and from a copy of it with
+# two more saves and a metadata change left in its log: the header and root slots, every page,
+# every record, the logs and each frame, and whole stores. Regression inputs (regression-*) are
+# kept. The corpus maker is FuzzBinaryStoreOpen run with COREDATA_FUZZ_MAKE_CORPUS set, so this
+# needs no build beyond the fuzz build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets=(FuzzBinaryHeader FuzzBinaryPage FuzzBinaryRecord FuzzLogFrame FuzzBinaryStoreOpen)
+export COREDATA_FUZZ=1
+swift build --scratch-path .build-fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
+  --product FuzzBinaryStoreOpen 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" | tail -3
+for target in "${targets[@]}"; do
+  mkdir -p Fuzz/Corpus/"$target"
+  find Fuzz/Corpus/"$target" -type f ! -name 'regression-*' -delete
+done
+LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp" COREDATA_FUZZ_MAKE_CORPUS="$PWD/Fuzz/Corpus" .build-fuzz/debug/FuzzBinaryStoreOpen -runs=0
+for target in "${targets[@]}"; do
+  echo "$target: $(ls Fuzz/Corpus/"$target" | wc -l) seeds, $(du -sk Fuzz/Corpus/"$target" | cut -f1) KiB"
+done
