@@ -1,4 +1,5 @@
 import CoreDataModel
+import CoreDataStorage
 import Foundation
 
 /// Converts the value an `NSExpressionDescription` computes to its `expressionResultType`, as
@@ -21,7 +22,7 @@ enum ExpressionResultConversion {
             return double(value).map { Float($0) } ?? value
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return decimal }
-            if let integer = exactInteger(value) { return Decimal(integer) }
+            if let integer = StoreValue.integer(from: value, exactly: true) { return Decimal(integer) }
             return double(value).map { Decimal($0) } ?? value
         case .booleanAttributeType:
             if let bool = value as? Bool { return bool }
@@ -35,7 +36,7 @@ enum ExpressionResultConversion {
 
     /// The value as a whole number, truncating fractions; `nil` when it is not a number.
     static func int64(_ value: Any) -> Int64? {
-        if let integer = exactInteger(value) { return integer }
+        if let integer = StoreValue.integer(from: value, exactly: true) { return integer }
         if let double = double(value), double.isFinite, let integer = Int64(exactly: double.rounded(.towardZero)) { return integer }
         return nil
     }
@@ -47,27 +48,7 @@ enum ExpressionResultConversion {
         case let v as Float: return Double(v)
         case let v as Decimal: return NSDecimalNumber(decimal: v).doubleValue
         case let v as NSNumber: return v.doubleValue
-        default: return exactInteger(value).map(Double.init)
-        }
-    }
-
-    private static func exactInteger(_ value: Any) -> Int64? {
-        switch value {
-        case let v as Int: return Int64(v)
-        case let v as Int64: return v
-        case let v as Int32: return Int64(v)
-        case let v as Int16: return Int64(v)
-        case let v as Int8: return Int64(v)
-        case let v as UInt8: return Int64(v)
-        case let v as UInt16: return Int64(v)
-        case let v as UInt32: return Int64(v)
-        case let v as UInt: return Int64(exactly: v)
-        case let v as UInt64: return Int64(exactly: v)
-        case is Double, is Float, is Decimal: return nil
-        case let v as NSNumber:
-            let double = v.doubleValue
-            return double == double.rounded(.towardZero) ? v.int64Value : nil
-        default: return nil
+        default: return StoreValue.integer(from: value, exactly: true).map(Double.init)
         }
     }
 }

@@ -68,7 +68,10 @@ extension StoreValue {
         }
     }
 
-    private static func integer(from value: Any) -> Int64? {
+    /// The Int64 a Swift integer of any width holds (when it fits), or an NSNumber's value:
+    /// truncated, or with `exactly`, only when the number is whole and not a floating-point or
+    /// decimal value. Shared by attribute conversion and fetch-result conversion.
+    package static func integer(from value: Any, exactly: Bool = false) -> Int64? {
         switch value {
         case let v as Int: return Int64(v)
         case let v as Int64: return v
@@ -80,7 +83,11 @@ extension StoreValue {
         case let v as UInt32: return Int64(v)
         case let v as UInt: return Int64(exactly: v)
         case let v as UInt64: return Int64(exactly: v)
-        case let v as NSNumber: return v.int64Value
+        case is Double where exactly, is Float where exactly, is Decimal where exactly: return nil
+        case let v as NSNumber:
+            guard exactly else { return v.int64Value }
+            let double = v.doubleValue
+            return double == double.rounded(.towardZero) ? v.int64Value : nil
         default: return nil
         }
     }
