@@ -125,12 +125,15 @@ if Context.environment["COREDATA_FUZZ"] == "1" {
         package.targets.append(.executableTarget(name: name, dependencies: ["CoreData"], path: "Fuzz/\(name)"))
         package.products.append(.executable(name: name, targets: [name]))
     }
+    // A model package's .xccurrentversion: the model layer only.
+    package.targets.append(.executableTarget(name: "FuzzCurrentVersion", dependencies: ["CoreDataModel"], path: "Fuzz/FuzzCurrentVersion"))
+    package.products.append(.executable(name: "FuzzCurrentVersion", targets: ["FuzzCurrentVersion"]))
     // The binary store's decoders (issue 9): the format and engine only, plus shared support.
     package.targets.append(.target(
         name: "FuzzBinarySupport",
         dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"],
         path: "Fuzz/FuzzBinarySupport"))
-    for name in ["FuzzBinaryHeader", "FuzzBinaryPage", "FuzzBinaryRecord", "FuzzLogFrame", "FuzzBinaryStoreOpen"] {
+    for name in ["FuzzBinaryHeader", "FuzzBinaryPage", "FuzzBinaryRecord", "FuzzLogFrame", "FuzzBinaryIndex", "FuzzBinaryStoreOpen"] {
         package.targets.append(.executableTarget(
             name: name,
             dependencies: ["FuzzBinarySupport", "CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataStorage"],

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the seed corpora of the binary-store targets (FuzzBinaryHeader, FuzzBinaryPage,
+# Regenerates the seed corpora: the predicate parser's from the predicate format table (a test
+# writes every row's format and printed form), and those of the binary-store targets (FuzzBinaryHeader, FuzzBinaryPage,
 # FuzzBinaryRecord, FuzzLogFrame, FuzzBinaryStoreOpen) from the golden store
 # (Tests/CoreDataBinaryFormatTests/Fixtures/golden-v1.store and -wal) and from a copy of it with
 # two more saves and a metadata change left in its log: the header and root slots, every page,
@@ -20,3 +21,7 @@ LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp" COREDATA_FUZZ_MAKE_CORPUS="$PWD/
 for target in "${targets[@]}"; do
   echo "$target: $(ls Fuzz/Corpus/"$target" | wc -l) seeds, $(du -sk Fuzz/Corpus/"$target" | cut -f1) KiB"
 done
+
+# The predicate parser's seeds: every format string of the predicate test table and its printed form.
+COREDATA_WRITE_FUZZ_CORPUS=1 swift test --filter FuzzCorpusTests 2>&1 | grep -E "Executed|error" || true
+echo "FuzzPredicateParser: $(ls Fuzz/Corpus/FuzzPredicateParser | wc -l) seeds"

@@ -67,4 +67,37 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(header.codec, 1)
         XCTAssertEqual(try PageCodec.decodePayload(header, page: encoded, at: 4_096), payload)
     }
+
+    /// A logged metadata entry whose binary property list holds a set (marker 0xC2). Foundation on
+    /// Linux crashed the process (a null-pointer read bridging the set) instead of throwing; such
+    /// lists are now rejected before Foundation sees them (`PropertyListBytes`).
+    func testMetadataHoldingABinaryPlistSetIsDamageNotACrash() throws {
+        let plist = try Self.input("FuzzLogFrame-metadata-bplist-set")
+        XCTAssertThrowsError(try MetadataCodec.decode(plist, location: "log offset 624")) { error in
+            XCTAssertTrue("\(error)".contains("log offset 624"), "\(error)")
+            XCTAssertTrue("\(error)".contains("object 0 at byte 8 is a set"), "\(error)")
+        }
+        // Real metadata still decodes: the encoder's own binary list, every property-list type.
+        let metadata = StoreMetadata(["s": "x", "n": 3, "d": 2.5, "b": true, "t": Date(timeIntervalSinceReferenceDate: 7),
+                                      "data": Data([1, 2]), "a": [1, "two"], "dict": ["k": ["v"]]])
+        let decoded = try MetadataCodec.decode(try MetadataCodec.encode(metadata), location: "metadata page")
+        XCTAssertEqual(decoded["s"] as? String, "x")
+        XCTAssertEqual(decoded["n"] as? Int, 3)
+        XCTAssertEqual(decoded["t"] as? Date, Date(timeIntervalSinceReferenceDate: 7))
+        XCTAssertEqual(decoded["data"] as? Data, Data([1, 2]))
+        XCTAssertEqual((decoded["dict"] as? [String: Any])?["k"] as? [String], ["v"])
+    }
+
+    /// Damaged binary property lists are rejected with the place, never read out of bounds.
+    func testBinaryPlistScreenRejectsMalformedTrailers() throws {
+        var plist = try Self.input("FuzzLogFrame-metadata-bplist-set")
+        plist[plist.count - 26] = 9  // offset size 9
+        XCTAssertThrowsError(try MetadataCodec.decode(plist, location: "here")) { XCTAssertTrue("\($0)".contains("offset size 9"), "\($0)") }
+        plist[plist.count - 26] = 1
+        plist[plist.count - 8] = 0xFF  // the table offset's high byte: far past the trailer
+        XCTAssertThrowsError(try MetadataCodec.decode(plist, location: "here")) { XCTAssertTrue("\($0)".contains("does not fit"), "\($0)") }
+        XCTAssertThrowsError(try MetadataCodec.decode(Array("bplist00".utf8), location: "here")) {
+            XCTAssertTrue("\($0)".contains("shorter than"), "\($0)")
+        }
+    }
 }

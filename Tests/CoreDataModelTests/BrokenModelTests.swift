@@ -935,6 +935,25 @@ final class BrokenModelTests: XCTestCase {
             mentions: ["not a property list"])
     }
 
+    /// Regression (fuzzer, FuzzCurrentVersion / FuzzLogFrame): a binary property list holding a set
+    /// crashed the process inside Foundation; it is now a malformed-file error naming the object.
+    func testPackageCurrentVersionIsABinaryPlistHoldingASet() throws {
+        // bplist00, object 0: a set (0xC1) of object 1, the string "Model 2.xcdatamodel".
+        var plist = Array("bplist00".utf8) + [0xC1, 0x01] + [0x5F, 0x10, 0x13] + Array("Model 2.xcdatamodel".utf8)
+        let offsets = [UInt8(8), UInt8(10)]
+        let table = plist.count
+        plist += offsets
+        plist += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [0, 0, 0, 0, 0, 0, 0, 0] + [0, 0, 0, 0, 0, 0, 0, UInt8(table)]
+        let package = try writePackage(versions: ["Model", "Model 2"], currentVersion: Data(plist))
+        checkPackage(
+            package, code: .malformedFile, file: package.appendingPathComponent(".xccurrentversion"),
+            mentions: ["object 0 at byte 8 is a set"])
+        plist[8] = 0xA1  // the same list with an array instead: Foundation reads it, the key is missing
+        XCTAssertThrowsError(try XcodeModelPackage.currentVersionName(fromPropertyList: Data(plist))) { error in
+            XCTAssertEqual((error as? ModelError)?.code, .missingVersion, "\(error)")
+        }
+    }
+
     func testPackageCurrentVersionIsAPropertyListWithoutTheKey() throws {
         let plist = """
             <?xml version="1.0" encoding="UTF-8"?>

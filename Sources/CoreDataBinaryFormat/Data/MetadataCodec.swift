@@ -1,3 +1,4 @@
+import CoreDataModel
 import CoreDataStorage
 import Foundation
 
@@ -17,9 +18,9 @@ public enum MetadataCodec {
     public static func decode(_ bytes: [UInt8], location: String) throws(BinaryFormatError) -> StoreMetadata {
         let plist: Any
         do {
-            plist = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
+            plist = try PropertyListBytes.decode(Data(bytes))
         } catch {
-            throw BinaryFormatError(location, "the metadata is not a property list")
+            throw BinaryFormatError(location, "the metadata is not a property list (\(error.message))")
         }
         guard let values = plist as? [String: Any] else {
             throw BinaryFormatError(location, "the metadata is not a dictionary")

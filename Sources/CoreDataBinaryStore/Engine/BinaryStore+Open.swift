@@ -220,7 +220,7 @@ extension BinaryStore {
     }
 
     /// Loads the persisted index through its directory; throws on any damage so the caller rebuilds.
-    static func loadIndex(_ file: any StoreFile, root: RootSlot, catalog: Catalog) throws(StoreError) -> ObjectIndex {
+    package static func loadIndex(_ file: any StoreFile, root: RootSlot, catalog: Catalog) throws(StoreError) -> ObjectIndex {
         var index = ObjectIndex()
         guard root.indexDirectoryOffset != 0 else { return index }
         let (header, payload) = try readPage(file, at: root.indexDirectoryOffset, dataEnd: root.dataEnd)

@@ -3,7 +3,7 @@
 ///
 /// Deleting an object marks its location 0 (no record lives at offset 0) instead of shifting the
 /// arrays, so deleting 10% of a million objects stays linear; ``compact()`` drops the marks.
-struct ObjectIndex: Sendable {
+package struct ObjectIndex: Sendable {
     struct Table: Sendable {
         var keys: [Int64] = []
         var locations: [UInt64] = []
@@ -87,26 +87,35 @@ struct ObjectIndex: Sendable {
 
     var tables: [Table] = []
 
-    func location(entityID: Int, key: Int64) -> UInt64? {
+    package init() {}
+
+    package func location(entityID: Int, key: Int64) -> UInt64? {
         guard entityID < tables.count else { return nil }
         return tables[entityID].location(of: key)
     }
 
-    mutating func set(entityID: Int, key: Int64, location: UInt64) {
+    package mutating func set(entityID: Int, key: Int64, location: UInt64) {
         if entityID >= tables.count { tables.append(contentsOf: repeatElement(Table(), count: entityID + 1 - tables.count)) }
         tables[entityID].set(key, location)
     }
 
-    mutating func remove(entityID: Int, key: Int64) {
+    package mutating func remove(entityID: Int, key: Int64) {
         guard entityID < tables.count else { return }
         tables[entityID].remove(key)
     }
 
-    mutating func compact() {
+    package mutating func compact() {
         for index in tables.indices { tables[index].compact() }
     }
 
-    var liveCount: Int { tables.reduce(0) { $0 + $1.liveCount } }
+    /// Every live entry in (entity ID, key) order: the order index pages store them in (§7).
+    package func forEachLiveEntry(_ body: (_ entityID: Int, _ key: Int64, _ location: UInt64) throws -> Void) rethrows {
+        for entityID in tables.indices {
+            try tables[entityID].forEachLive { key, location in try body(entityID, key, location) }
+        }
+    }
 
-    func liveCount(entityID: Int) -> Int { entityID < tables.count ? tables[entityID].liveCount : 0 }
+    package var liveCount: Int { tables.reduce(0) { $0 + $1.liveCount } }
+
+    package func liveCount(entityID: Int) -> Int { entityID < tables.count ? tables[entityID].liveCount : 0 }
 }

@@ -86,15 +86,32 @@ public struct XcodeModelPackage: Sendable {
     }
 
     private static func readCurrentVersion(_ marker: URL) throws(ModelError) -> String {
+        let data: Data
+        do {
+            data = try Data(contentsOf: marker)
+        } catch {
+            throw ModelError(.unreadableFile, "cannot read the file: \(error.localizedDescription)", file: marker)
+        }
+        return try currentVersionName(fromPropertyList: data, file: marker)
+    }
+
+    /// Decodes the contents of a `.xccurrentversion` file: the version name its
+    /// `_XCCurrentVersionName` key holds, as written (usually with the `.xcdatamodel` suffix).
+    ///
+    /// Does no I/O, so tools and fuzz targets decode bytes without a package on disk.
+    ///
+    /// - Parameter file: the file the bytes came from, named in errors.
+    /// - Throws: ``ModelError`` with code `.malformedFile` when the bytes are not a property list,
+    ///   `.missingVersion` when it has no non-empty string under `_XCCurrentVersionName`.
+    public static func currentVersionName(fromPropertyList data: Data, file: URL? = nil) throws(ModelError) -> String {
         let plist: Any
         do {
-            let data = try Data(contentsOf: marker)
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            plist = try PropertyListBytes.decode(data)
         } catch {
-            throw ModelError(.malformedFile, "not a property list: \(error.localizedDescription)", file: marker)
+            throw ModelError(.malformedFile, error.message, file: file)
         }
         guard let dictionary = plist as? [String: Any], let name = dictionary[currentVersionKey] as? String, !name.isEmpty else {
-            throw ModelError(.missingVersion, "the property list has no string '\(currentVersionKey)'", file: marker)
+            throw ModelError(.missingVersion, "the property list has no string '\(currentVersionKey)'", file: file)
         }
         return name
     }
