@@ -32,7 +32,7 @@ enum CLI {
 
     /// Runs `coredata ARGUMENTS`; output goes through files so a large dump cannot block a pipe.
     @discardableResult
-    static func run(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> CLIResult {
+    static func run(_ arguments: [String]) throws -> CLIResult {
         try runProcess(executable.path, arguments)
     }
 
@@ -122,12 +122,11 @@ enum CLI {
             book(3, "Literate Programming", pages: 368, author: 2), book(4, "Understanding Computers", pages: 580, author: 3),
         ]))
         let book2 = StoreObjectID(entityName: "Book", primaryKey: 2)
-        let updated = try store.save(StoreChangeSet(updated: [
+        _ = try store.save(StoreChangeSet(updated: [
             book(2, "The Art of Computer Programming", pages: 700, author: 2, version: versions[book2] ?? 1),
         ]))
         let author3 = StoreObjectID(entityName: "Author", primaryKey: 3)
         let book4 = StoreObjectID(entityName: "Book", primaryKey: 4)
-        _ = updated
         _ = try store.save(StoreChangeSet(
             updated: [author(3, "Grace Hopper", books: [], version: versions[author3] ?? 1)],
             deleted: [(book4, versions[book4] ?? 1)]))

@@ -14,11 +14,14 @@ struct CLIError: Error, CustomStringConvertible {
 
     var description: String { message }
 
+    /// Another process holds the lock of the store at `path`.
+    static func locked(_ path: String) -> CLIError {
+        CLIError(.locked, "\(path) is locked by another process that has it open; try again when it is closed")
+    }
+
     /// The failure of a store operation on `path`.
     static func store(_ error: StoreError, path: String) -> CLIError {
-        if error.isLockConflict {
-            return CLIError(.locked, "\(path) is locked by another process (a writer has it open); try again when it is closed")
-        }
+        if error.isLockConflict { return locked(path) }
         switch error {
         case .corrupt(let detail):
             return CLIError(.damaged, "\(path) is damaged: \(detail.hasPrefix(path + ": ") ? String(detail.dropFirst(path.count + 2)) : detail)")

@@ -43,7 +43,7 @@ enum StoreAccess {
         do { locked = try file.lock(exclusive: false, wait: false) } catch {
             throw CLIError(.unreadable, "\(path) cannot be locked: \(error.reason)")
         }
-        guard locked else { throw CLIError.store(.io(detail: "the store at \(path) is locked by another process"), path: path) }
+        guard locked else { throw CLIError.locked(path) }
         return try body()
     }
 
