@@ -67,6 +67,21 @@ final class CLIBadInputTests: XCTestCase {
         XCTAssertEqual(try CLI.run(["info", path]).status, 0, "the lock goes with the writer")
     }
 
+    /// Readers share the lock; only checkpoint and compact, which write, wait for them.
+    func testAStoreOpenInAReaderIsReadableButNotWritable() throws {
+        let path = try CLI.libraryStore(closed: false)
+        var options = BinaryStoreOptions()
+        options.readOnly = true
+        let reader = try BinaryStore(path: path, model: CLI.model, metadata: StoreMetadata(), options: options)
+        defer { try? reader.close() }
+        for command in ["info", "verify", "dump", "log", "pages"] {
+            let result = try CLI.run([command, path])
+            XCTAssertEqual(result.status, 0, "\(command): \(result.stderr)")
+        }
+        try runEverywhere(path, status: 4, mentions: "is locked by another process", commands: [["checkpoint"], ["compact"]])
+        XCTAssertEqual((try CLI.json(try CLI.run(["info", path, "--json"]).stdout)["log"] as? [String: Any])?["savesSinceCheckpoint"] as? Int, 3, "nothing was checkpointed")
+    }
+
     func testABadPredicateAndAnUnknownEntity() throws {
         let path = try CLI.libraryStore(closed: true)
         assertFailure(try CLI.run(["dump", path, "--where", "pages >"]), status: 5, mentions: "bad predicate for --where")

@@ -8,7 +8,9 @@ public struct BinaryStoreLogHistory: Sendable, Equatable {
     public struct Frame: Sendable, Equatable {
         /// The frame's log offset.
         public var offset: UInt64
+        /// One more than the frame before it; 1 for the first after a checkpoint.
         public var sequence: UInt64
+        /// The entries' bytes (0 for a sync marker).
         public var payloadBytes: Int
         /// The last frame of a save.
         public var isCommit: Bool
@@ -20,6 +22,7 @@ public struct BinaryStoreLogHistory: Sendable, Equatable {
     public struct Commit: Sendable, Equatable {
         /// The log offset of the save's first frame.
         public var offset: UInt64
+        /// The save's frames, the commit frame last.
         public var frames: [Frame]
         /// Objects the save wrote that no earlier save (or the last checkpoint) held.
         public var inserted: [StoreObjectID]
@@ -37,6 +40,7 @@ public struct BinaryStoreLogHistory: Sendable, Equatable {
     public var logFileBytes: UInt64
     /// The salt of the current frames: frames carrying another belong to an earlier checkpoint.
     public var salt: UInt64
+    /// The committed saves, oldest first.
     public var commits: [Commit]
     /// Bytes after the last committed save: a torn tail or frames of an earlier checkpoint,
     /// which the next save overwrites.

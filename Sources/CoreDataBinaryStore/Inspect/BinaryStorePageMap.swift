@@ -3,7 +3,9 @@ import CoreDataStorage
 
 /// One page of the data file as the CLI's `pages` shows it (Formats/binary-store.md §4).
 public struct BinaryStorePageSummary: Sendable, Equatable {
+    /// The page's file offset (its 32-byte header first).
     public var offset: UInt64
+    /// What the page holds.
     public var kind: PageKind
     /// Whether the page is LZ4-compressed (§4 codec 1).
     public var isCompressed: Bool

@@ -5,17 +5,20 @@ import Foundation
 /// What an open binary store holds and how much of its files is reclaimable: the numbers behind
 /// the CLI's `info` (Formats/binary-store.md §2–§10, Formats/wal.md §2–§7).
 public struct BinaryStoreStatistics: Sendable, Equatable {
-    /// §2: the data file's format version, page size, store UUID and creation time.
+    /// §2: the data file's format version.
     public var formatVersion: UInt32
+    /// §2: the target decoded size of a data page.
     public var pageSize: UInt32
+    /// §2: the store's UUID (also in its metadata and its log header).
     public var storeUUID: UUID
-    /// Milliseconds since 1970.
+    /// §2: when the store was created, in milliseconds since 1970.
     public var createdMilliseconds: UInt64
     /// §3: the generation of the root in use: 1 for a new store, one more per checkpoint or
     /// compaction. The last checkpoint is the one that wrote this root.
     public var checkpointGeneration: UInt64
     /// §3: where the pages of the last checkpoint end; bytes past it belong to no checkpoint.
     public var dataEnd: UInt64
+    /// The data file's size: ``dataEnd`` plus pages of a checkpoint that never published.
     public var dataFileBytes: UInt64
     /// Live objects per entity name (entities with none are left out).
     public var objectsByEntity: [String: Int]
@@ -26,15 +29,17 @@ public struct BinaryStoreStatistics: Sendable, Equatable {
     public var deadRecordBytes: Int
     /// Pages by kind name (``PageKind/description``), as stored before the data end.
     public var pagesByKind: [String: Int]
-    /// The stored (compressed) and decoded bytes of the data pages.
+    /// The stored (compressed) bytes of the data pages.
     public var storedDataPageBytes: Int
+    /// The decoded bytes of the data pages.
     public var decodedDataPageBytes: Int
     /// The log file's size; 0 when there is none.
     public var logFileBytes: UInt64
     /// Where the last committed save in the log ends (wal.md §7).
     public var logEnd: UInt64
-    /// Saves in the log since the last checkpoint, and their frames.
+    /// Saves in the log since the last checkpoint.
     public var logSaves: Int
+    /// The frames of those saves.
     public var logFrames: Int
     /// Log bytes after the last committed save: a torn tail or frames of an earlier checkpoint.
     public var droppedLogBytes: UInt64

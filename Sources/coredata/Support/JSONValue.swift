@@ -9,6 +9,11 @@ indirect enum JSONValue {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
+    /// Counts by name, as an object with the names in order.
+    static func counts(_ counts: [String: Int]) -> JSONValue {
+        .object(counts.keys.sorted().map { ($0, .integer(Int64(counts[$0] ?? 0))) })
+    }
+
     /// One line, no spaces (JSON Lines).
     var compact: String {
         var out = ""
