@@ -16,7 +16,7 @@ struct CoreDataCommand: ParsableCommand {
             Example session:
               coredata info Library.store
               coredata verify Library.store
-              coredata dump Library.store --entity Book --where 'pages > 300' --format table
+              coredata dump Library.store --entity Book --where 'pages > 300'
               coredata log Library.store --json
 
             Every failure prints one line, "coredata: PROBLEM", on standard error.

@@ -23,8 +23,9 @@ struct DumpCommand: ParsableCommand {
 
             Example:
               coredata dump Library.store
-              coredata dump Library.store --entity Book --where 'pages > 300 AND author.name BEGINSWITH "D"' --format jsonl
-              coredata dump Library.store --model Library.xcdatamodeld --format xml --limit 10
+              coredata dump Library.store --entity Book --where 'pages > 300'
+              coredata dump Library.store --where 'author.name == "Ada Lovelace"' --json
+              coredata dump Library.store --model Library.xcdatamodeld --format xml
             """
     )
 
