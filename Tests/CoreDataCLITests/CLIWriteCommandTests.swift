@@ -45,6 +45,9 @@ final class CLIWriteCommandTests: XCTestCase {
     /// On a terminal (a pseudo-terminal from script(1)) compact draws a progress bar on
     /// standard error; the summary stays on standard output.
     func testCompactDrawsAProgressBarOnATerminal() throws {
+        #if !os(Linux)
+        throw XCTSkip("the test drives util-linux script(1)")
+        #endif
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { throw XCTSkip("script(1) is not installed") }
         let path = try CLI.libraryStore(closed: false)
         let command = "'\(CLI.executable.path)' compact '\(path)'"
