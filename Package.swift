@@ -66,7 +66,7 @@ let package = Package(
         ),
         .target(
             name: "CoreDataBinaryStore",
-            dependencies: ["CoreDataBinaryFormat", "CoreDataStorage", "CoreDataModel"]
+            dependencies: ["CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"]
         ),
         .target(
             name: "CoreData",
@@ -75,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "coredata",
             dependencies: [
-                "CoreData",
+                "CoreData", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -109,6 +109,12 @@ let package = Package(
             name: "CoreDataBinaryFormatTests",
             dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate"],
             exclude: ["Fixtures"]
+        ),
+        // Runs the built `coredata` as a process; depending on it makes `swift build --build-tests`
+        // build the executable next to the test bundle.
+        .testTarget(
+            name: "CoreDataCLITests",
+            dependencies: ["coredata", "CoreData", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataStorage"]
         ),
         .testTarget(
             name: "AppleStyleClientTests",

@@ -1,62 +1,155 @@
 import ArgumentParser
 import CoreData
 
-/// `coredata model PATH`: prints a model's entities, properties and version hashes, or the first
-/// problem that stops it loading.
+/// `coredata model PATH`: a model's entities, properties, constraints, indexes and version
+/// hashes, for every version of a package, or the first problem that stops it loading.
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
-        abstract: "Load an Xcode model and print its entities and version hashes.",
+        abstract: "Load an Xcode model and print its entities, properties and version hashes.",
         discussion: """
-            PATH is a .xcdatamodeld package (its current version unless --version is given), a \
-            .xcdatamodel folder, or a model's contents file. A model that does not load prints \
-            file:line: element: problem and exits with status 1.
+            PATH is a .xcdatamodeld package (every version, the current one marked, unless \
+            --model-version picks one), a .xcdatamodel folder, or a model's contents file. For \
+            each entity: its parent, attributes, relationships (cardinality, destination, \
+            inverse, delete rule), uniqueness constraints, fetch indexes and the version hashes \
+            of the entity and each property (Base64). A model that does not load prints one line, \
+            file:line: element: problem, on standard error and exits with status 6.
+
+            Example:
+              coredata model Library.xcdatamodeld
+              coredata model Library.xcdatamodeld --model-version "Library 2" --json
             """
     )
 
     @Argument(help: "The model to load.")
     var path: String
 
-    @Option(name: .customLong("model-version"), help: "The version of a .xcdatamodeld package to load.")
+    @Option(name: .customLong("model-version"), help: "Only this version of a .xcdatamodeld package.")
     var modelVersion: String?
 
+    @Flag(help: "Print machine-readable JSON instead of text.")
+    var json = false
+
     func run() throws {
-        let url = URL(fileURLWithPath: path)
-        let model: NSManagedObjectModel
-        do {
-            if let modelVersion {
-                model = try XcodeModelPackage(contentsOf: url).loadModel(version: modelVersion)
-            } else {
-                model = try NSManagedObjectModel(validatingContentsOf: url)
+        try reportingFailures {
+            let versions = try loadVersions()
+            if json {
+                Console.print(JSONValue.object([
+                    ("model", .string(path)),
+                    ("versions", .array(versions.map { versionJSON($0.name, current: $0.current, model: $0.model) })),
+                ]).pretty)
+                return
             }
-        } catch {
-            print("error: \(error)")
-            throw ExitCode.failure
+            Console.print("model \(path)")
+            for version in versions {
+                if let name = version.name {
+                    Console.print("version \(name)\(version.current ? " (current)" : "")")
+                }
+                text(version.model, indent: version.name == nil ? "  " : "    ").forEach(Console.print)
+            }
         }
-        print("model \(path)")
-        print("  versionChecksum \(model.versionChecksum)")
+    }
+
+    /// The versions to print: every version of a package (or the one asked for), else the one model.
+    private func loadVersions() throws(CLIError) -> [(name: String?, current: Bool, model: NSManagedObjectModel)] {
+        let url = URL(fileURLWithPath: path)
+        guard FileManager.default.fileExists(atPath: path) else { throw CLIError(.badModel, "no such model: \(path)") }
+        do {
+            if let package = try? XcodeModelPackage(contentsOf: url), !package.versionNames.isEmpty {
+                if let modelVersion {
+                    guard package.versionNames.contains(modelVersion) else {
+                        throw CLIError(.badModel, "\(path) has no version \(modelVersion) (it has \(package.versionNames.joined(separator: ", ")))")
+                    }
+                    return [(modelVersion, modelVersion == package.currentVersionName, try package.loadModel(version: modelVersion))]
+                }
+                return try package.versionNames.map { ($0, $0 == package.currentVersionName, try package.loadModel(version: $0)) }
+            }
+            if let modelVersion { throw CLIError(.badModel, "--model-version \(modelVersion): \(path) is not a .xcdatamodeld package") }
+            return [(nil, true, try NSManagedObjectModel(validatingContentsOf: url))]
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError(.badModel, "\(error)")
+        }
+    }
+
+    private func sortedEntities(_ model: NSManagedObjectModel) -> [NSEntityDescription] {
+        model.entities.sorted { ($0.name ?? "") < ($1.name ?? "") }
+    }
+
+    private func text(_ model: NSManagedObjectModel, indent: String) -> [String] {
+        var lines = ["\(indent)versionChecksum \(model.versionChecksum)"]
         if !model.versionIdentifiers.isEmpty {
-            print("  versionIdentifiers \(model.versionIdentifiers.map { "\($0)" }.sorted().joined(separator: ", "))")
+            lines.append("\(indent)versionIdentifiers \(model.versionIdentifiers.map { "\($0)" }.sorted().joined(separator: ", "))")
         }
         for configuration in model.configurations {
             let names = model.entities(forConfigurationName: configuration)?.compactMap(\.name) ?? []
-            print("  configuration \(configuration): \(names.joined(separator: ", "))")
+            lines.append("\(indent)configuration \(configuration): \(names.joined(separator: ", "))")
         }
-        for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
-            var header = "  entity \(entity.name ?? "?")"
+        for entity in sortedEntities(model) {
+            var header = "\(indent)entity \(entity.name ?? "?")"
             if let parent = entity.superentity?.name { header += " : \(parent)" }
             if entity.isAbstract { header += " (abstract)" }
-            print("\(header)  hash \(entity.versionHash.base64EncodedString())")
+            lines.append("\(header)  hash \(entity.versionHash.base64EncodedString())")
             for property in entity.declaredProperties {
-                print("    \(describe(property))")
+                lines.append("\(indent)  \(describe(property))  hash \(property.versionHash.base64EncodedString())")
             }
             for constraint in entity.uniquenessConstraintNames {
-                print("    unique (\(constraint.joined(separator: ", ")))")
+                lines.append("\(indent)  unique (\(constraint.joined(separator: ", ")))")
             }
             for index in entity.indexes {
-                print("    index \(index.name) (\(index.elements.map(\.description).joined(separator: ", ")))")
+                lines.append("\(indent)  index \(index.name) (\(index.elements.map(\.description).joined(separator: ", ")))")
             }
         }
+        return lines
+    }
+
+    private func versionJSON(_ name: String?, current: Bool, model: NSManagedObjectModel) -> JSONValue {
+        var members: [(String, JSONValue)] = []
+        if let name { members.append(("name", .string(name))) }
+        members += [
+            ("current", .bool(current)),
+            ("versionChecksum", .string(model.versionChecksum)),
+            ("versionIdentifiers", .array(model.versionIdentifiers.map { .string("\($0)") }.sorted { $0.compact < $1.compact })),
+            ("entities", .array(sortedEntities(model).map(entityJSON))),
+        ]
+        return .object(members)
+    }
+
+    private func entityJSON(_ entity: NSEntityDescription) -> JSONValue {
+        var attributes: [JSONValue] = []
+        var relationships: [JSONValue] = []
+        for property in entity.declaredProperties {
+            let common: [(String, JSONValue)] = [
+                ("name", .string(property.name)), ("optional", .bool(property.isOptional)),
+                ("transient", .bool(property.isTransient)), ("versionHash", .string(property.versionHash.base64EncodedString())),
+            ]
+            switch property {
+            case let attribute as NSAttributeDescription:
+                attributes.append(.object(common + [("type", .string(attribute.attributeType.xcodeName))]))
+            case let relationship as NSRelationshipDescription:
+                relationships.append(.object(common + [
+                    ("destination", relationship.destinationEntity?.name.map(JSONValue.string) ?? .null),
+                    ("inverse", relationship.inverseRelationship.map { .string($0.name) } ?? .null),
+                    ("toMany", .bool(relationship.isToMany)), ("ordered", .bool(relationship.isOrdered)),
+                    ("deleteRule", .string("\(relationship.deleteRule)")),
+                ]))
+            default:
+                continue
+            }
+        }
+        return .object([
+            ("name", .string(entity.name ?? "")),
+            ("parent", entity.superentity?.name.map(JSONValue.string) ?? .null),
+            ("abstract", .bool(entity.isAbstract)),
+            ("versionHash", .string(entity.versionHash.base64EncodedString())),
+            ("attributes", .array(attributes)),
+            ("relationships", .array(relationships)),
+            ("uniquenessConstraints", .array(entity.uniquenessConstraintNames.map { .array($0.map(JSONValue.string)) })),
+            ("indexes", .array(entity.indexes.map { index in
+                .object([("name", .string(index.name)), ("elements", .array(index.elements.map { .string($0.description) }))])
+            })),
+        ])
     }
 
     private func describe(_ property: NSPropertyDescription) -> String {

@@ -8,15 +8,16 @@ extension BinaryStore {
     ///
     /// - Parameter truncatingLog: also cut the log back to its header (on close), so a closed
     ///   store holds no stale frames.
+    /// - Parameter progress: told how many of the log's records are copied.
     /// - Throws: ``StoreError/io(detail:)`` when a write or sync fails; the handle is then
     ///   poisoned, and the store on disk is still the one before the checkpoint.
-    public func checkpoint(truncatingLog: Bool = false) throws(StoreError) {
+    public func checkpoint(truncatingLog: Bool = false, progress: BinaryStoreProgress? = nil) throws(StoreError) {
         try checkWritable()
         commitLock.lock()
         defer { commitLock.unlock() }
         drainGroupCommits()
         do {
-            try checkpointLocked(truncatingLog: truncatingLog)
+            try checkpointLocked(truncatingLog: truncatingLog, progress: progress)
         } catch {
             group.lock()
             if poisoned == nil { poisoned = error }
@@ -26,7 +27,7 @@ extension BinaryStore {
     }
 
     /// Caller holds `commitLock` with no save queued.
-    func checkpointLocked(truncatingLog: Bool) throws(StoreError) {
+    func checkpointLocked(truncatingLog: Bool, progress: BinaryStoreProgress? = nil) throws(StoreError) {
         guard let logFile else { return }
         guard logEnd > UInt64(LogLayout.firstFrameOffset) else {
             // Nothing to copy: leave the data file untouched (a store opened and closed without
@@ -74,7 +75,12 @@ extension BinaryStore {
                 pending.removeAll(keepingCapacity: true)
             }
             var window = LogWindow(file: logFile)
+            let tombstones = rw.withReadLock { logTombstones }.sorted { ($0.entityID, $0.key) < ($1.entityID, $1.key) }
+            var counter = ProgressCounter(
+                total: progress == nil ? 0 : tombstones.count + newIndex.tables.reduce(0) { $0 + $1.locations.count { $0 & RecordLocation.logBit != 0 } },
+                report: progress)
             func copy(_ location: UInt64, entityID: Int, key: Int64, relocate: Bool) throws(StoreError) {
+                counter.step()
                 let (bytes, range) = try window.recordBody(at: location & ~RecordLocation.logBit)
                 if builder.isFull(adding: range.count) { try emit() }
                 let slot = builder.add(bytes[range])
@@ -87,11 +93,11 @@ extension BinaryStore {
                     try copy(location, entityID: entityID, key: table.keys[position], relocate: true)
                 }
             }
-            let tombstones = rw.withReadLock { logTombstones }.sorted { ($0.entityID, $0.key) < ($1.entityID, $1.key) }
             for tombstone in tombstones {
                 try copy(tombstone.location, entityID: tombstone.entityID, key: tombstone.key, relocate: false)
             }
             try emit()
+            counter.finish()
             for item in relocated { newIndex.set(entityID: item.entityID, key: item.key, location: item.location) }
         }
         newIndex.compact()

@@ -9,16 +9,18 @@ extension BinaryStore {
     /// Crash-safe at every step: the new file is written and synced as `NAME-compact`, then
     /// renamed over `NAME` and the folder synced; until the rename the old file is the store.
     /// Saves wait while it runs; fetches wait only for the final swap.
+    /// - Parameter progress: told how many of the live objects' records are copied into the new
+    ///   file (the checkpoint that starts a compaction does not report).
     /// - Throws: ``StoreError/io(detail:)`` when a write, sync or rename fails; the handle is then
     ///   poisoned and the store on disk is the old or the new file, both complete.
-    public func compact() throws(StoreError) {
+    public func compact(progress: BinaryStoreProgress? = nil) throws(StoreError) {
         try checkWritable()
         commitLock.lock()
         defer { commitLock.unlock() }
         drainGroupCommits()
         do {
             try checkpointLocked(truncatingLog: true)
-            try compactLocked()
+            try compactLocked(progress: progress)
         } catch {
             group.lock()
             if poisoned == nil { poisoned = error }
@@ -27,7 +29,7 @@ extension BinaryStore {
         }
     }
 
-    private func compactLocked() throws(StoreError) {
+    private func compactLocked(progress: BinaryStoreProgress?) throws(StoreError) {
         let temporary = path + "-compact"
         let generation = root.generation + 1
         let current = rw.withReadLock { (index, catalog, metadataValue) }
@@ -67,8 +69,10 @@ extension BinaryStore {
             }
             pending.removeAll(keepingCapacity: true)
         }
+        var counter = ProgressCounter(total: current.0.liveCount, report: progress)
         for (entityID, table) in current.0.tables.enumerated() {
             for position in table.keys.indices where table.locations[position] != 0 {
+                counter.step()
                 let (bytes, range) = try rw.withReadLock { () throws(StoreError) -> ([UInt8], Range<Int>) in
                     try recordBytes(at: table.locations[position])
                 }
@@ -77,6 +81,7 @@ extension BinaryStore {
             }
         }
         try emit()
+        counter.finish()
 
         var indexPages: [UInt64] = []
         var entries: [IndexEntry] = []

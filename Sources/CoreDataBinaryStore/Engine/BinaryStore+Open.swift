@@ -35,7 +35,7 @@ extension BinaryStore {
         do { dataFile = try fs.open(path, create: false, readOnly: options.readOnly) } catch { throw ioError(error) }
         do {
             guard try dataFile.lock(exclusive: !options.readOnly, wait: options.waitForLock) else {
-                throw StoreError.io(detail: "the store at \(path) is locked by another process (\(options.readOnly ? "a writer holds it" : "it is open there"))")
+                throw StoreError.io(detail: "the store at \(path) \(lockConflictPhrase) (\(options.readOnly ? "a writer holds it" : "it is open there"))")
             }
         } catch let error as StoreError {
             dataFile.close()
@@ -298,6 +298,19 @@ extension BinaryStore {
         } catch {
             throw .io(detail: "\(error)")
         }
+    }
+}
+
+/// What the error of an open that found the store locked says (``StoreError/isLockConflict``).
+let lockConflictPhrase = "is locked by another process"
+
+extension StoreError {
+    /// Whether this is the error of an open that found another process holding the store's lock
+    /// (a writer, for a read-only open; anyone, for a writable one). Tools tell it apart from
+    /// other I/O errors to say "try again later" instead of "the file cannot be read".
+    public var isLockConflict: Bool {
+        if case .io(let detail) = self { return detail.contains(lockConflictPhrase) }
+        return false
     }
 }
 

@@ -1,4 +1,5 @@
 import CoreDataBinaryFormat
+import CoreDataPageCodec
 import CoreDataStorage
 
 /// Reads the log's valid, committed frames (Formats/wal.md §7) and what each save did.
@@ -9,6 +10,14 @@ struct LogReplay {
         /// A ``RecordLocation`` raw value in the log.
         var location: UInt64
         var tombstone: Bool
+        /// The record's bytes (the entry body), for the live and dead byte counts of `info`.
+        var length = 0
+    }
+
+    /// One valid frame of a committed save, for the CLI's `log`.
+    struct Frame {
+        var offset: UInt64
+        var header: LogFrameHeader
     }
 
     struct Transaction {
@@ -18,6 +27,7 @@ struct LogReplay {
         /// The log offset of the transaction's first frame.
         var offset: UInt64 = 0
         var frames = 0
+        var frameHeaders: [Frame] = []
     }
 
     var transactions: [Transaction] = []
@@ -44,12 +54,12 @@ struct LogReplay {
             guard let head = LogFrameHeader(decoding: headBytes), head.salt == salt, head.sequence == openSequence + 1,
                   offset + UInt64(head.totalLength) <= size
             else {
-                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1)
+                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain)
                 break
             }
             let frame = try log.read(at: offset, count: head.totalLength)
             guard LogFrameCodec.isValid(frame, seed: openChain) else {
-                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1)
+                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain)
                 break
             }
             let payload = Array(frame[LogLayout.frameHeaderSize..<(LogLayout.frameHeaderSize + head.payloadLength)])
@@ -75,12 +85,13 @@ struct LogReplay {
                     do { record = try RecordCodec.decodeHeader(payload, from: entry.body.lowerBound, to: entry.body.upperBound, catalog: catalog) } catch { throw error.within("log offset \(location)") }
                     open.records.append(Record(
                         entityID: record.entityID, key: record.primaryKey, location: location | RecordLocation.logBit,
-                        tombstone: entry.kind == .tombstone))
+                        tombstone: entry.kind == .tombstone, length: entry.body.count))
                 }
             }
             openChain = LogFrameCodec.storedChecksum(of: frame) ?? openChain
             openSequence = head.sequence
             open.frames += 1
+            open.frameHeaders.append(Frame(offset: offset, header: head))
             offset += UInt64(head.totalLength)
             if head.isCommit {
                 replay.transactions.append(open)
@@ -95,36 +106,85 @@ struct LogReplay {
     }
 
     /// A frame that fails at `offset` is a torn tail unless it is known to have been synced: the
-    /// frames after it validate when chained from its stored checksum and reach a sync marker,
-    /// which its writer wrote only after syncing every frame before it. Then it is a committed
-    /// frame damaged in place. Without a marker the frames after it may belong to the same
-    /// unsynced write, whose sectors reach the disk in any order: a torn tail (Formats/wal.md §7).
-    private static func checkNotDamagedInPlace(_ log: any StoreFile, at offset: UInt64, size: UInt64, salt: UInt64, sequence: UInt64) throws {
+    /// frames after it validate when chained from its checksum and reach a sync marker, which its
+    /// writer wrote only after syncing every frame before it. Then it is a committed frame
+    /// damaged in place. Without a marker the frames after it may belong to the same unsynced
+    /// write, whose sectors reach the disk in any order: a torn tail (Formats/wal.md §7).
+    ///
+    /// Damage to the frame's length or its trailer must not hide it: the next frame is looked for
+    /// where the length says and, when the damaged header still carries this log's salt and the
+    /// expected sequence (so it is no stale frame), at the first header with the next sequence
+    /// after it; the chain is tried from the stored trailer and from the checksum the damaged
+    /// frame's bytes have when chained from `chain`, the checksum of the frame before it.
+    private static func checkNotDamagedInPlace(_ log: any StoreFile, at offset: UInt64, size: UInt64, salt: UInt64, sequence: UInt64, chain: UInt64) throws {
+        let headerSize = UInt64(LogLayout.frameHeaderSize)
+        let trailerSize = UInt64(LogLayout.frameTrailerSize)
         let headBytes = try log.read(at: offset, count: LogLayout.frameHeaderSize)
         guard headBytes.count == LogLayout.frameHeaderSize else { return }
+        var starts: [UInt64] = []
         // Read the length leniently: a flipped magic or flag must not hide the damage.
         var reader = ByteReader(headBytes, from: 8)
-        guard let length = try? reader.uint32(), Int(length) <= LogLayout.maximumEntrySize + LogLayout.maximumFramePayload else { return }
-        let total = UInt64(LogLayout.frameHeaderSize + Int(length) + LogLayout.frameTrailerSize)
-        guard offset + total + UInt64(LogLayout.frameHeaderSize) <= size else { return }
-        let trailer = try log.read(at: offset + total - UInt64(LogLayout.frameTrailerSize), count: LogLayout.frameTrailerSize)
-        guard trailer.count == LogLayout.frameTrailerSize else { return }
-        var trailerReader = ByteReader(trailer)
-        guard var seed = try? trailerReader.uint64() else { return }
-        var next = offset + total
-        var expected = sequence + 1
+        if let length = try? reader.uint32(), Int(length) <= LogLayout.maximumEntrySize + LogLayout.maximumFramePayload {
+            let next = offset + headerSize + UInt64(length) + trailerSize
+            if next + headerSize <= size { starts.append(next) }
+        }
+        var tail = ByteReader(headBytes, from: 16)
+        if let frameSalt = try? tail.uint64(), frameSalt == salt, let frameSequence = try? tail.uint64(), frameSequence == sequence,
+           let next = try nextFrame(log, after: offset + headerSize + trailerSize, size: size, salt: salt, sequence: sequence + 1),
+           !starts.contains(next) {
+            starts.append(next)
+        }
+        for next in starts {
+            let trailer = try log.read(at: next - trailerSize, count: LogLayout.frameTrailerSize)
+            var trailerReader = ByteReader(trailer)
+            var seeds: [UInt64] = []
+            if let stored = try? trailerReader.uint64() { seeds.append(stored) }
+            let frame = try log.read(at: offset, count: Int(next - trailerSize - offset))
+            seeds.append(PageChecksum.xxh3(frame, seed: chain))
+            for seed in Set(seeds) where try chainReachesSyncMarker(log, from: next, size: size, salt: salt, sequence: sequence + 1, seed: seed) {
+                throw BinaryFormatError("log offset \(offset)", "the frame is damaged but it was synced and the frames after it are valid: committed saves would be lost, so the store is not opened")
+            }
+        }
+    }
+
+    /// The first offset after `start` where a frame header with `salt` and `sequence` begins,
+    /// looking one frame's worth of bytes ahead (a frame holding one entry larger than a frame
+    /// payload is not looked past).
+    private static func nextFrame(_ log: any StoreFile, after start: UInt64, size: UInt64, salt: UInt64, sequence: UInt64) throws -> UInt64? {
+        let window = min(size - min(size, start), UInt64(LogLayout.maximumFramePayload + 2 * (LogLayout.frameHeaderSize + LogLayout.frameTrailerSize)))
+        let bytes = try log.read(at: start, count: Int(window))
+        var magic = ByteWriter(capacity: 4)
+        magic.uint32(LogLayout.frameMagic)
+        let first = magic.bytes[0]
+        var position = 0
+        while position + LogLayout.frameHeaderSize <= bytes.count {
+            defer { position += 1 }
+            guard bytes[position] == first, bytes[position..<(position + 4)].elementsEqual(magic.bytes) else { continue }
+            if let header = LogFrameHeader(decoding: Array(bytes[position..<(position + LogLayout.frameHeaderSize)])),
+               header.salt == salt, header.sequence == sequence {
+                return start + UInt64(position)
+            }
+        }
+        return nil
+    }
+
+    /// Whether the frames from `offset` validate in a chain seeded with `seed`, with sequence
+    /// numbers from `sequence` on, up to a sync marker.
+    private static func chainReachesSyncMarker(_ log: any StoreFile, from offset: UInt64, size: UInt64, salt: UInt64, sequence: UInt64, seed start: UInt64) throws -> Bool {
+        var seed = start
+        var next = offset
+        var expected = sequence
         while next + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize) <= size {
             let nextHead = try log.read(at: next, count: LogLayout.frameHeaderSize)
             guard let header = LogFrameHeader(decoding: nextHead), header.salt == salt, header.sequence == expected,
-                  next + UInt64(header.totalLength) <= size else { return }
+                  next + UInt64(header.totalLength) <= size else { return false }
             let frame = try log.read(at: next, count: header.totalLength)
-            guard LogFrameCodec.isValid(frame, seed: seed), let checksum = LogFrameCodec.storedChecksum(of: frame) else { return }
-            if header.isSyncMarker {
-                throw BinaryFormatError("log offset \(offset)", "the frame is damaged but it was synced and the frames after it are valid: committed saves would be lost, so the store is not opened")
-            }
+            guard LogFrameCodec.isValid(frame, seed: seed), let checksum = LogFrameCodec.storedChecksum(of: frame) else { return false }
+            if header.isSyncMarker { return true }
             seed = checksum
             expected += 1
             next += UInt64(header.totalLength)
         }
+        return false
     }
 }

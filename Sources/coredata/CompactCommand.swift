@@ -1,0 +1,59 @@
+import ArgumentParser
+import CoreDataBinaryStore
+import CoreDataStorage
+
+/// `coredata compact STORE`: rewrites the store with only its live objects.
+struct CompactCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compact",
+        abstract: "Rewrite the store with only the current version of each live object.",
+        discussion: """
+            Opens the store for writing (refused, with status 4, while another process has it \
+            open), checkpoints it, then writes a new data file holding only live objects beside \
+            it and renames it into place (Formats/binary-store.md §10): a crash at any point \
+            leaves the old or the new store, both complete. Shows a progress bar when standard \
+            error is a terminal.
+
+            Example:
+              coredata compact Library.store
+              coredata compact Library.store --json
+            """
+    )
+
+    @OptionGroup var arguments: StoreArguments
+
+    func run() throws {
+        try reportingFailures {
+            let path = arguments.store
+            let store = try StoreAccess.open(path, command: "compact", writable: true)
+            let before: BinaryStoreStatistics
+            let after: BinaryStoreStatistics
+            let bar = ProgressBar(label: "compact")
+            do throws(StoreError) {
+                before = try store.statistics()
+                try store.compact { bar.update(done: $0, total: $1) }
+                bar.finish()
+                after = try store.statistics()
+            } catch {
+                bar.finish()
+                throw CLIError.store(error, path: path)
+            }
+            try StoreAccess.close(store)
+            let objects = after.objectsByEntity.values.reduce(0, +)
+            if arguments.json {
+                Console.print(JSONValue.object([
+                    ("store", .string(path)),
+                    ("objects", .integer(Int64(objects))),
+                    ("dataFileBytesBefore", .integer(Int64(before.dataFileBytes))),
+                    ("dataFileBytesAfter", .integer(Int64(after.dataFileBytes))),
+                    ("logBytesBefore", .integer(Int64(before.logFileBytes))),
+                    ("logBytesAfter", .integer(Int64(after.logFileBytes))),
+                    ("deadBytesBefore", .integer(Int64(before.deadRecordBytes))),
+                    ("deadBytesAfter", .integer(Int64(after.deadRecordBytes))),
+                ]).pretty)
+            } else {
+                Console.print("compacted \(path): \(objects) objects; data file \(before.dataFileBytes) -> \(after.dataFileBytes) bytes, log \(before.logFileBytes) -> \(after.logFileBytes) bytes, dead bytes \(before.deadRecordBytes) -> \(after.deadRecordBytes)")
+            }
+        }
+    }
+}

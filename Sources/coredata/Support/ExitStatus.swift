@@ -1,0 +1,44 @@
+import ArgumentParser
+
+/// The exit statuses of `coredata`, one per kind of failure, so scripts can tell them apart.
+/// The table is in `coredata --help` and the README; keep the three in step.
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    /// The store is damaged or truncated: `verify` lists every damaged location, other commands
+    /// name the first they met.
+    case damaged = 1
+    /// The file does not exist or cannot be read.
+    case unreadable = 2
+    /// The file is neither a binary nor an XML store.
+    case notAStore = 3
+    /// Another process holds the store's lock: a writer (for reading commands) or anyone (for
+    /// `checkpoint` and `compact`).
+    case locked = 4
+    /// `--where` does not parse, or `--entity` names no entity of the store or the model.
+    case badQuery = 5
+    /// The model does not load, or it does not match the store.
+    case badModel = 6
+    /// The store is an XML store, which the command does not read yet.
+    case unsupportedStore = 7
+    /// The command line is wrong (swift-argument-parser's `EX_USAGE`).
+    case usage = 64
+    /// Something that should not happen (a bug in coredata).
+    case internalError = 70
+
+    /// The table for `--help` and the README.
+    static let table = """
+        Exit status:
+          0   success (verify: the store is intact)
+          1   the store is damaged or truncated (verify lists every damaged location)
+          2   no such file, or it cannot be read
+          3   not a store: neither a binary nor an XML store
+          4   the store is locked by another process
+          5   bad query: --where does not parse, or --entity names no entity
+          6   bad model: it does not load, or it does not match the store
+          7   XML stores are not supported by this command yet
+          64  bad command line
+          70  internal error (a bug in coredata)
+        """
+
+    var code: ExitCode { ExitCode(rawValue) }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// The store argument and `--json`, shared by the store commands.
+struct StoreArguments: ParsableArguments {
+    @Argument(help: "The store file (a binary store; its log is STORE-wal).")
+    var store: String
+
+    @Flag(help: "Print machine-readable JSON instead of text.")
+    var json = false
+}

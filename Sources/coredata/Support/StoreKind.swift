@@ -1,0 +1,59 @@
+import CoreDataBinaryFormat
+import Foundation
+
+/// What kind of store a file is, judged by its first bytes: the one place the CLI decides it.
+///
+/// A binary store starts with its magic (Formats/binary-store.md §2), or has a log beside it
+/// that starts with the log's magic (Formats/wal.md §2) when its own magic is damaged; an XML
+/// store is an XML document (`<?xml` or a `<database>` root, after an optional byte-order mark
+/// and blanks).
+enum StoreKind: String {
+    case binary
+    case xml
+
+    /// How many leading bytes detection reads.
+    private static let probeSize = 512
+
+    /// Detects the kind of the file at `path`.
+    ///
+    /// - Throws: ``CLIError`` with ``ExitStatus/unreadable`` for a missing or unreadable file,
+    ///   ``ExitStatus/notAStore`` for a folder or a file of another kind.
+    static func detect(path: String) throws(CLIError) -> StoreKind {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CLIError(.unreadable, "no such file: \(path)")
+        }
+        guard !isDirectory.boolValue else { throw CLIError(.notAStore, "\(path) is a folder, not a store file") }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(.unreadable, "\(path) cannot be read (permission denied?)") }
+        defer { try? handle.close() }
+        let head: [UInt8]
+        do { head = [UInt8](try handle.read(upToCount: probeSize) ?? Data()) } catch {
+            throw CLIError(.unreadable, "\(path) cannot be read: \(error.localizedDescription)")
+        }
+        if let kind = kind(ofFirstBytes: head) { return kind }
+        // A damaged magic still leaves the store's log beside it: the file is a damaged binary
+        // store, for verify to report, not some other file.
+        if let log = FileHandle(forReadingAtPath: path + "-wal") {
+            defer { try? log.close() }
+            if let logHead = try? log.read(upToCount: LogLayout.magic.count), [UInt8](logHead) == LogLayout.magic { return .binary }
+        }
+        throw CLIError(.notAStore, "\(path) is not a store: it starts with neither the binary store magic \(String(decoding: BinaryStoreLayout.magic, as: UTF8.self)) nor an XML declaration")
+    }
+
+    /// The kind the first bytes of a file show, or `nil` for neither.
+    static func kind(ofFirstBytes bytes: [UInt8]) -> StoreKind? {
+        if bytes.starts(with: BinaryStoreLayout.magic) { return .binary }
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) { start += 1 }
+        let rest = bytes[start...]
+        if rest.starts(with: Array("<?xml".utf8)) || rest.starts(with: Array("<database".utf8)) { return .xml }
+        return nil
+    }
+
+    /// Throws the documented "not supported yet" failure for an XML store.
+    static func requireBinary(path: String, command: String) throws(CLIError) {
+        if try detect(path: path) == .xml {
+            throw CLIError(.unsupportedStore, "\(path) is an XML store: XML stores are not supported by this command yet (coredata \(command))")
+        }
+    }
+}
