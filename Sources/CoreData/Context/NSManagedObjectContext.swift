@@ -510,11 +510,13 @@ extension NSManagedObject {
         prefetchedRow = nil
         faultBatch = nil
         changedKeys = []
-        attributeValues = [:]
+        let attributes = entity.attributesByName
+        // Sized once: grown one value at a time, the table would be rebuilt three times per object.
+        attributeValues = Dictionary(minimumCapacity: attributes.count)
         toOneValues = [:]
         toManyValues = [:]
         materialisedRelationships = []
-        for (name, attribute) in entity.attributesByName where !attribute.isTransient {
+        for (name, attribute) in attributes where !attribute.isTransient {
             let stored = row[name].attributeValue(as: attribute.attributeType)
             if attribute.attributeType == .transformableAttributeType, let data = stored as? Data,
                let transformerName = attribute.valueTransformerName ?? (attribute.attributeValueClassName == nil ? nil : "NSSecureUnarchiveFromData"),

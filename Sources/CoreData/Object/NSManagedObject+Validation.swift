@@ -28,9 +28,12 @@ extension NSManagedObject {
 
     func validationErrors() -> [NSError] {
         // Fetched properties are computed, never saved: nothing to validate (and reading one would fetch).
-        entity.properties.filter { !($0 is NSFetchedPropertyDescription) }.sorted { $0.name < $1.name }.flatMap { property in
-            errors(for: property, value: currentValue(of: property))
+        var result: [NSError] = []
+        for property in entity.validatedProperties {
+            let errors = errors(for: property, value: currentValue(of: property))
+            if !errors.isEmpty { result += errors }
         }
+        return result
     }
 
     private func errors(for property: NSPropertyDescription, value: Any?) -> [NSError] {
@@ -48,8 +51,9 @@ extension NSManagedObject {
                     NSManagedObjectValidationError, key: attribute.name, value: value,
                     "'\(attribute.name)' of \(entityName) must be \(attribute.attributeType.xcodeName), not \(type(of: value))")]
             }
-            return attribute.validationRules.compactMap { rule in check(rule, attribute: attribute, value: value) }
-                + customPredicateErrors(attribute, value: value)
+            let rules = attribute.validationRules
+            let ruleErrors = rules.isEmpty ? [] : rules.compactMap { rule in check(rule, attribute: attribute, value: value) }
+            return attribute.customValidationPredicates.isEmpty ? ruleErrors : ruleErrors + customPredicateErrors(attribute, value: value)
         case let relationship as NSRelationshipDescription:
             if relationship.isToMany {
                 let count = Self.objects(in: value, key: relationship.name).filter { !$0.isDeleted }.count
@@ -87,9 +91,8 @@ extension NSManagedObject {
     /// Predicates set with `setValidationPredicates(_:withValidationWarnings:)`: each failing one
     /// reports its warning (Apple's `NSManagedObjectValidationError`).
     private func customPredicateErrors(_ property: NSPropertyDescription, value: Any) -> [NSError] {
-        let rules = (property as? NSAttributeDescription)?.validationRules.count ?? 0
-        let predicates = property.validationPredicates.dropFirst(rules)
-        let warnings = property.validationWarnings.dropFirst(rules)
+        let predicates = property.customValidationPredicates
+        let warnings = property.customValidationWarnings
         return zip(predicates, Array(warnings) + Array(repeating: "", count: max(0, predicates.count - warnings.count))).compactMap { predicate, warning in
             guard !predicate.evaluate(with: value) else { return nil }
             let message = (warning as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "'\(property.name)' of \(entity.name ?? "object") does not satisfy \(predicate.predicateFormat)"

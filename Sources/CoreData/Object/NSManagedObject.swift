@@ -73,7 +73,14 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         self.entity = entity
         self.objectID = NSManagedObjectID(temporaryFor: entity)
         super.init()
-        for (name, attribute) in entity.attributesByName {
+        let attributes = entity.attributesByName
+        if context != nil {
+            // A new object is about to be given its values: size the tables once. (Objects made
+            // for fetched rows get theirs when filled.)
+            attributeValues.reserveCapacity(attributes.count)
+            changedKeys.reserveCapacity(attributes.count)
+        }
+        for (name, attribute) in attributes {
             if let value = attribute.defaultValue { attributeValues[name] = value }
         }
         if let context {
