@@ -81,7 +81,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var ownerDepth = 0
 
     /// Objects by ID. The context keeps its objects alive until `reset()` or their deletion is saved.
-    var registered: [NSManagedObjectID: NSManagedObject] = [:]
+    var registered: RegisteredObjects = [:]
     /// Unsaved inserts, updates and deletes, in the order they happened.
     var pendingInserted: [ObjectIdentifier: NSManagedObject] = [:]
     var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
