@@ -40,13 +40,16 @@ extension NSManagedObject {
         let entityName = entity.name ?? "object"
         switch property {
         case let attribute as NSAttributeDescription:
-            guard let value, !(value is NSNull) else {
+            let checksType = !attribute.isTransient && attribute.attributeType != .transformableAttributeType
+            // A value that converts to the attribute's stored type is not NSNull, so the cast to
+            // NSNull (which bridges a Swift value first, the costliest step here) is skipped.
+            let converts = checksType && value.map { StoreValue(attributeValue: $0, type: attribute.attributeType) != nil } ?? false
+            guard let value, converts || !(value is NSNull) else {
                 return attribute.isOptional ? [] : [validationError(
                     NSValidationMissingMandatoryPropertyError, key: attribute.name, value: nil,
                     "'\(attribute.name)' of \(entityName) is a required value")]
             }
-            if !attribute.isTransient, attribute.attributeType != .transformableAttributeType,
-               StoreValue(attributeValue: value, type: attribute.attributeType) == nil {
+            if checksType, !converts {
                 return [validationError(
                     NSManagedObjectValidationError, key: attribute.name, value: value,
                     "'\(attribute.name)' of \(entityName) must be \(attribute.attributeType.xcodeName), not \(type(of: value))")]
