@@ -30,7 +30,8 @@ public let NSDeletedObjectIDsKey = "deleted_objectIDs"
 
 extension NSManagedObjectContext {
     func noteObjectsChanged(inserted: [NSManagedObject] = [], updated: [NSManagedObject] = [], deleted: [NSManagedObject] = []) {
-        var info: [String: Any] = [:]
+        // Built with the key type `userInfo` has, so posting does not convert the dictionary.
+        var info: [AnyHashable: Any] = [:]
         if !inserted.isEmpty { info[NSInsertedObjectsKey] = Set(inserted) }
         if !updated.isEmpty { info[NSUpdatedObjectsKey] = Set(updated) }
         if !deleted.isEmpty { info[NSDeletedObjectsKey] = Set(deleted) }

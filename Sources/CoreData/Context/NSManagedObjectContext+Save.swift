@@ -38,13 +38,21 @@ extension NSManagedObjectContext {
             guard !store.isReadOnly else {
                 throw coreDataError(NSPersistentStoreSaveError, "the store \(store.identifier) is read-only; \(object.objectID) can't be saved")
             }
-            var entry = changesByStore[ObjectIdentifier(store)] ?? (store, StoreChangeSet())
-            edit(&entry.changes)
-            changesByStore[ObjectIdentifier(store)] = entry
+            // Edited in place: a copy taken out of the dictionary and stored back would copy the
+            // change set's arrays on every append (quadratic in the objects saved).
+            edit(&changesByStore[ObjectIdentifier(store), default: (store, StoreChangeSet())].changes)
         }
-        for object in inserted { let row = try object.storeRow(version: 0); try add(object) { $0.inserted.append(row) } }
+        // The rows saved, inserts then updates: what the objects' committed state becomes.
+        var savedRows: [StoreRow] = []
+        savedRows.reserveCapacity(inserted.count + updated.count)
+        for object in inserted {
+            let row = try object.storeRow(version: 0)
+            savedRows.append(row)
+            try add(object) { $0.inserted.append(row) }
+        }
         for object in updated {
             let row = try object.storeRow(version: object.committedRow?.version ?? 0)
+            savedRows.append(row)
             try add(object) { $0.updated.append(row) }
         }
         for object in deleted {
@@ -53,12 +61,14 @@ extension NSManagedObjectContext {
         }
 
         var versions: [StoreObjectID: Int64] = [:]
+        var resolvedConflicts = false
         for (_, entry) in changesByStore.sorted(by: { $0.value.store.identifier < $1.value.store.identifier }) {
-            let saved = try saveResolvingConflicts(entry.changes, to: entry.store)
+            let saved = try saveResolvingConflicts(entry.changes, to: entry.store, resolved: &resolvedConflicts)
             versions.merge(saved) { _, new in new }
         }
 
-        finishSave(inserted: inserted, updated: updated, deleted: deleted, versions: versions)
+        // A resolved conflict may have given objects other IDs or values: then their rows are built afresh.
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, versions: versions, rows: resolvedConflicts ? nil : savedRows)
     }
 
     /// The steps every save starts with, whether it goes to stores or into a parent: the
@@ -84,17 +94,21 @@ extension NSManagedObjectContext {
     /// Gives objects permanent IDs now instead of at save, e.g. to pass their IDs to another context.
     public func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         guard let coordinator = persistentStoreCoordinator else { return }
-        var byEntityAndStore: [String: (NSPersistentStore, [NSManagedObject])] = [:]
+        // Grouped by entity (which decides the store): one store lookup per entity, not per object.
+        var byEntity: [ObjectIdentifier: (NSPersistentStore, [NSManagedObject])] = [:]
         for object in objects where object.objectID.isTemporaryID {
-            guard let store = coordinator.store(for: object.entity), let name = object.entity.name else {
-                throw coreDataError(
-                    NSPersistentStoreIncompatibleSchemaError,
-                    "no store of the coordinator holds entity '\(object.entity.name ?? "?")'")
+            let entityKey = ObjectIdentifier(object.entity)
+            if byEntity[entityKey] == nil {
+                guard let store = coordinator.store(for: object.entity), object.entity.name != nil else {
+                    throw coreDataError(
+                        NSPersistentStoreIncompatibleSchemaError,
+                        "no store of the coordinator holds entity '\(object.entity.name ?? "?")'")
+                }
+                byEntity[entityKey] = (store, [])
             }
-            let key = "\(store.identifier)/\(name)"
-            byEntityAndStore[key, default: (store, [])].1.append(object)
+            byEntity[entityKey]?.1.append(object)
         }
-        for (_, (store, group)) in byEntityAndStore {
+        for (_, (store, group)) in byEntity {
             let name = group[0].entity.name ?? ""
             let keys = try mapStoreError { () throws(StoreError) -> [Int64] in
                 try store.engine.newPrimaryKeys(entityName: name, count: group.count) { group[$0].storeAttributeValues() }
@@ -113,24 +127,30 @@ extension NSManagedObjectContext {
         }
     }
 
+    /// Validates every pending change. The errors come in a stable order: deletes, inserts, then
+    /// updates, each group by object ID. Validation runs in table order and only the failures
+    /// are sorted, so a save that passes pays nothing for the order.
     private func validatePendingChanges() throws {
-        var errors: [NSError] = []
-        func collect(_ body: () throws -> Void) {
+        var failures: [(group: Int, object: NSManagedObject, errors: [NSError])] = []
+        func collect(_ group: Int, _ object: NSManagedObject, _ body: () throws -> Void) {
             do {
                 try body()
             } catch let error as NSError {
                 if error.code == NSValidationMultipleErrorsError, let details = error.userInfo[NSDetailedErrorsKey] as? [NSError] {
-                    errors += details
+                    failures.append((group, object, details))
                 } else {
-                    errors.append(error)
+                    failures.append((group, object, [error]))
                 }
             }
         }
-        for object in pendingDeleted.values.sorted(by: Self.stableOrder) { collect { try object.validateForDelete() } }
-        for object in pendingInserted.values.sorted(by: Self.stableOrder) { collect { try object.validateForInsert() } }
-        for object in pendingUpdated.values.sorted(by: Self.stableOrder) where !object.isDeleted && object.hasChanges {
-            collect { try object.validateForUpdate() }
+        for object in pendingDeleted.values { collect(0, object) { try object.validateForDelete() } }
+        for object in pendingInserted.values { collect(1, object) { try object.validateForInsert() } }
+        for object in pendingUpdated.values where !object.isDeleted && object.hasChanges {
+            collect(2, object) { try object.validateForUpdate() }
         }
+        guard !failures.isEmpty else { return }
+        failures.sort { $0.group != $1.group ? $0.group < $1.group : Self.stableOrder($0.object, $1.object) }
+        let errors = failures.flatMap(\.errors)
         if errors.count == 1, let only = errors.first { throw only }
         if errors.count > 1 { throw combinedValidationError(errors) }
     }
@@ -140,7 +160,8 @@ extension NSManagedObjectContext {
     }
 
     /// Saves one store's changes; on a version conflict applies the merge policy and retries.
-    private func saveResolvingConflicts(_ changes: StoreChangeSet, to store: NSPersistentStore) throws -> [StoreObjectID: Int64] {
+    /// Sets `resolved` when the merge policy resolved a conflict (and the saved rows differ from the objects' state).
+    private func saveResolvingConflicts(_ changes: StoreChangeSet, to store: NSPersistentStore, resolved: inout Bool) throws -> [StoreObjectID: Int64] {
         var attempt = changes
         // Each retry resolves every conflict it saw; a store that keeps changing under us is
         // given a bounded number of tries.
@@ -148,13 +169,15 @@ extension NSManagedObjectContext {
             do {
                 return try store.engine.save(attempt)
             } catch .optimisticLockingFailure(let conflicts) {
-                guard let resolved = resolve(conflicts, in: attempt) else {
+                guard let next = resolve(conflicts, in: attempt) else {
                     throw mergeError(conflicts)
                 }
-                attempt = resolved
+                attempt = next
+                resolved = true
             } catch .constraintConflict(let conflicts) {
-                if let resolved = try resolve(conflicts, in: attempt, store: store) {
-                    attempt = resolved
+                if let next = try resolve(conflicts, in: attempt, store: store) {
+                    attempt = next
+                    resolved = true
                     continue
                 }
                 throw coreDataError(
@@ -324,10 +347,19 @@ extension NSManagedObjectContext {
         registered.first { $0.key.storeObjectID == id }?.value
     }
 
-    private func finishSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], versions: [StoreObjectID: Int64]) {
-        for object in inserted + updated {
-            guard let id = object.objectID.storeObjectID,
-                  let row = try? object.storeRow(version: versions[id] ?? object.committedRow?.version ?? 1) else { continue }
+    /// `rows`, when given, are the objects' rows as saved (inserts then updates), so they need not be built again.
+    private func finishSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], versions: [StoreObjectID: Int64], rows: [StoreRow]?) {
+        for (position, object) in (inserted + updated).enumerated() {
+            guard let id = object.objectID.storeObjectID else { continue }
+            let version = versions[id] ?? object.committedRow?.version ?? 1
+            var row: StoreRow
+            if let rows, position < rows.count, rows[position].objectID == id {
+                row = rows[position]
+                row.version = version
+            } else {
+                guard let fresh = try? object.storeRow(version: version) else { continue }
+                row = fresh
+            }
             object.committedRow = row
             object.changedKeys = []
             object.lifecycle.isInserted = false
@@ -348,19 +380,14 @@ extension NSManagedObjectContext {
         NotificationCenter.default.post(
             name: .NSManagedObjectContextDidSave, object: self,
             userInfo: [NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
+        let insertedIDs = Set(inserted.map(\.objectID)), updatedIDs = Set(updated.map(\.objectID)), deletedIDs = Set(deleted.map(\.objectID))
         NotificationCenter.default.post(
             name: .NSManagedObjectContextDidSaveObjectIDs, object: self,
-            userInfo: [
-                NSInsertedObjectIDsKey: Set(inserted.map(\.objectID)), NSUpdatedObjectIDsKey: Set(updated.map(\.objectID)),
-                NSDeletedObjectIDsKey: Set(deleted.map(\.objectID)),
-            ])
+            userInfo: [NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs])
         if let coordinator = persistentStoreCoordinator {
             NotificationCenter.default.post(
                 name: .coordinatorDidSaveObjectIDs, object: coordinator,
-                userInfo: [
-                    "context": self, NSInsertedObjectIDsKey: Set(inserted.map(\.objectID)),
-                    NSUpdatedObjectIDsKey: Set(updated.map(\.objectID)), NSDeletedObjectIDsKey: Set(deleted.map(\.objectID)),
-                ])
+                userInfo: ["context": self, NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs])
         }
         for object in deleted { object.managedObjectContext = nil }
     }
@@ -372,8 +399,9 @@ extension NSManagedObject {
         guard let id = objectID.storeObjectID else {
             throw coreDataError(NSPersistentStoreSaveError, "\(objectID) has no permanent ID")
         }
-        var values = committedRow?.values ?? [:]
-        for property in entity.properties where !property.isTransient {
+        let properties = entity.properties
+        var values = committedRow?.values ?? Dictionary(minimumCapacity: properties.count)
+        for property in properties where !property.isTransient {
             let name = property.name
             switch property {
             case let attribute as NSAttributeDescription:

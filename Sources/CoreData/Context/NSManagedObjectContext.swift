@@ -81,7 +81,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var ownerDepth = 0
 
     /// Objects by ID. The context keeps its objects alive until `reset()` or their deletion is saved.
-    var registered: [NSManagedObjectID: NSManagedObject] = [:]
+    var registered: RegisteredObjects = [:]
     /// Unsaved inserts, updates and deletes, in the order they happened.
     var pendingInserted: [ObjectIdentifier: NSManagedObject] = [:]
     var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
@@ -510,11 +510,13 @@ extension NSManagedObject {
         prefetchedRow = nil
         faultBatch = nil
         changedKeys = []
-        attributeValues = [:]
+        let attributes = entity.attributesByName
+        // Sized once: grown one value at a time, the table would be rebuilt three times per object.
+        attributeValues = Dictionary(minimumCapacity: attributes.count)
         toOneValues = [:]
         toManyValues = [:]
         materialisedRelationships = []
-        for (name, attribute) in entity.attributesByName where !attribute.isTransient {
+        for (name, attribute) in attributes where !attribute.isTransient {
             let stored = row[name].attributeValue(as: attribute.attributeType)
             if attribute.attributeType == .transformableAttributeType, let data = stored as? Data,
                let transformerName = attribute.valueTransformerName ?? (attribute.attributeValueClassName == nil ? nil : "NSSecureUnarchiveFromData"),

@@ -28,28 +28,35 @@ extension NSManagedObject {
 
     func validationErrors() -> [NSError] {
         // Fetched properties are computed, never saved: nothing to validate (and reading one would fetch).
-        entity.properties.filter { !($0 is NSFetchedPropertyDescription) }.sorted { $0.name < $1.name }.flatMap { property in
-            errors(for: property, value: currentValue(of: property))
+        var result: [NSError] = []
+        for property in entity.validatedProperties {
+            let errors = errors(for: property, value: currentValue(of: property))
+            if !errors.isEmpty { result += errors }
         }
+        return result
     }
 
     private func errors(for property: NSPropertyDescription, value: Any?) -> [NSError] {
         let entityName = entity.name ?? "object"
         switch property {
         case let attribute as NSAttributeDescription:
-            guard let value, !(value is NSNull) else {
+            let checksType = !attribute.isTransient && attribute.attributeType != .transformableAttributeType
+            // A value that converts to the attribute's stored type is not NSNull, so the cast to
+            // NSNull (which bridges a Swift value first, the costliest step here) is skipped.
+            let converts = checksType && value.map { StoreValue(attributeValue: $0, type: attribute.attributeType) != nil } ?? false
+            guard let value, converts || !(value is NSNull) else {
                 return attribute.isOptional ? [] : [validationError(
                     NSValidationMissingMandatoryPropertyError, key: attribute.name, value: nil,
                     "'\(attribute.name)' of \(entityName) is a required value")]
             }
-            if !attribute.isTransient, attribute.attributeType != .transformableAttributeType,
-               StoreValue(attributeValue: value, type: attribute.attributeType) == nil {
+            if checksType, !converts {
                 return [validationError(
                     NSManagedObjectValidationError, key: attribute.name, value: value,
                     "'\(attribute.name)' of \(entityName) must be \(attribute.attributeType.xcodeName), not \(type(of: value))")]
             }
-            return attribute.validationRules.compactMap { rule in check(rule, attribute: attribute, value: value) }
-                + customPredicateErrors(attribute, value: value)
+            let rules = attribute.validationRules
+            let ruleErrors = rules.isEmpty ? [] : rules.compactMap { rule in check(rule, attribute: attribute, value: value) }
+            return attribute.customValidationPredicates.isEmpty ? ruleErrors : ruleErrors + customPredicateErrors(attribute, value: value)
         case let relationship as NSRelationshipDescription:
             if relationship.isToMany {
                 let count = Self.objects(in: value, key: relationship.name).filter { !$0.isDeleted }.count
@@ -87,9 +94,8 @@ extension NSManagedObject {
     /// Predicates set with `setValidationPredicates(_:withValidationWarnings:)`: each failing one
     /// reports its warning (Apple's `NSManagedObjectValidationError`).
     private func customPredicateErrors(_ property: NSPropertyDescription, value: Any) -> [NSError] {
-        let rules = (property as? NSAttributeDescription)?.validationRules.count ?? 0
-        let predicates = property.validationPredicates.dropFirst(rules)
-        let warnings = property.validationWarnings.dropFirst(rules)
+        let predicates = property.customValidationPredicates
+        let warnings = property.customValidationWarnings
         return zip(predicates, Array(warnings) + Array(repeating: "", count: max(0, predicates.count - warnings.count))).compactMap { predicate, warning in
             guard !predicate.evaluate(with: value) else { return nil }
             let message = (warning as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "'\(property.name)' of \(entity.name ?? "object") does not satisfy \(predicate.predicateFormat)"

@@ -19,7 +19,10 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     public let entity: NSEntityDescription
 
     /// The object's ID: temporary until the object is saved, permanent after.
-    public internal(set) var objectID: NSManagedObjectID
+    ///
+    /// The temporary ID is made when first asked for: an object made for a fetched row is given
+    /// its permanent ID at once and never needs one.
+    public internal(set) lazy var objectID: NSManagedObjectID = NSManagedObjectID(temporaryFor: entity)
 
     /// The context the object lives in; `nil` once the context is gone or the object was
     /// removed from it.
@@ -71,9 +74,15 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The entity's default values are set, then `awakeFromInsert()` runs.
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
         self.entity = entity
-        self.objectID = NSManagedObjectID(temporaryFor: entity)
         super.init()
-        for (name, attribute) in entity.attributesByName {
+        let attributes = entity.attributesByName
+        if context != nil {
+            // A new object is about to be given its values: size the tables once. (Objects made
+            // for fetched rows get theirs when filled.)
+            attributeValues.reserveCapacity(attributes.count)
+            changedKeys.reserveCapacity(attributes.count)
+        }
+        for (name, attribute) in attributes {
             if let value = attribute.defaultValue { attributeValues[name] = value }
         }
         if let context {

@@ -66,7 +66,15 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
         return key == other.key
     }
 
-    open override var hash: Int { key.hashValue }
+    /// Hashes the primary key or the UUID only: IDs that differ in store or entity alone are
+    /// rare in one table, and hashing the store's identifier string made every context lookup
+    /// cost more than the rest of it.
+    open override var hash: Int {
+        switch key {
+        case .permanent(_, let id): return id.primaryKey.hashValue
+        case .temporary(let uuid): return uuid.hashValue
+        }
+    }
 
     open override var description: String { uriRepresentation().absoluteString }
 }

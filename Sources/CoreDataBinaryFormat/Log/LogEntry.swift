@@ -57,7 +57,8 @@ public enum LogEntryCodec {
 
     /// Checks one entry read back from the log by its location: `bytes` starts at the entry header.
     public static func body(ofEntry bytes: [UInt8], at offset: UInt64) throws(BinaryFormatError) -> (LogEntry.Kind, Range<Int>) {
-        let location = "log offset \(offset)"
+        // Built only for an error: every record read from the log passes here.
+        var location: String { "log offset \(offset)" }
         var reader = ByteReader(bytes)
         let rawKind = try reader.uint8("entry kind")
         guard let kind = LogEntry.Kind(rawValue: rawKind), kind == .put || kind == .tombstone else {

@@ -39,6 +39,11 @@ extension BinaryStore {
             return (a.entityName, a.key) < (b.entityName, b.key)
         }
 
+        // Rows of one entity in key order are the answer as they are found: each record is
+        // decoded once, where it lies, instead of matched here and read again afterwards.
+        let inlineRows = order == nil && entityIDs.count == 1 && request.resultType == .rows
+        var rows: [StoreRow] = []
+        var matched = 0
         var values = [StoreValue](repeating: .null, count: compiled.keys.count)
         scanning: for (entityID, entityName) in zip(entityIDs, entityNames) where entityID < index.tables.count {
             let table = index.tables[entityID]
@@ -65,12 +70,26 @@ extension BinaryStore {
                     (bytes, range) = try recordBytes(at: location)
                 }
                 do {
-                    let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
-                    guard head.kind == .row else { continue }
+                    if compiled.filter != nil || !inlineRows {
+                        let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
+                        guard head.kind == .row else { continue }
+                        if let filter = compiled.filter, !filter(values) { continue }
+                    }
+                    if inlineRows {
+                        if matched >= offset {
+                            guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).1 else { continue }
+                            rows.append(row)
+                        } else if compiled.filter == nil,
+                                  try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).kind != .row {
+                            continue
+                        }
+                        matched += 1
+                        if matched >= keep { break scanning }
+                        continue
+                    }
                 } catch {
                     throw .corrupt(detail: error.within(Self.describe(location)).description)
                 }
-                if let filter = compiled.filter, !filter(values) { continue }
                 let match = ScanMatch(entityName: entityName, key: table.keys[position], location: location, sortValues: order == nil ? [] : values)
                 if topK {
                     if matches.count == keep, let last = matches.last, !better(match, last) { continue }
@@ -88,6 +107,7 @@ extension BinaryStore {
                 }
             }
         }
+        if inlineRows { return .rows(rows) }
         if order != nil, !topK {
             matches.sort(by: better)
         } else if order == nil, entityIDs.count > 1 {
@@ -102,7 +122,6 @@ extension BinaryStore {
         case .objectIDs:
             return .objectIDs(page.map { StoreObjectID(entityName: $0.entityName, primaryKey: $0.key) })
         case .rows:
-            var rows: [StoreRow] = []
             rows.reserveCapacity(page.count)
             for match in page {
                 if let row = try readRow(at: match.location) { rows.append(row) }

@@ -135,7 +135,20 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         var propertiesByName: [String: NSPropertyDescription]
         var attributesByName: [String: NSAttributeDescription]
         var relationshipsByName: [String: NSRelationshipDescription]
+        var validatedProperties: [NSPropertyDescription]
         var versionHash: Data
+    }
+
+    /// The properties an object's validation checks, in the order it reports them: every
+    /// property except fetched ones (computed, never saved), sorted by name. Computed once for a
+    /// frozen entity, because every validated object asks.
+    package var validatedProperties: [NSPropertyDescription] {
+        if let frozen { return frozen.validatedProperties }
+        return Self.validated(properties)
+    }
+
+    private static func validated(_ properties: [NSPropertyDescription]) -> [NSPropertyDescription] {
+        properties.filter { !($0 is NSFetchedPropertyDescription) }.sorted { $0.name < $1.name }
     }
 
     private var frozen: FrozenState?
@@ -148,6 +161,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
             propertiesByName: byName,
             attributesByName: byName.compactMapValues { $0 as? NSAttributeDescription },
             relationshipsByName: byName.compactMapValues { $0 as? NSRelationshipDescription },
+            validatedProperties: Self.validated(props),
             versionHash: VersionHash.of(self))
     }
 

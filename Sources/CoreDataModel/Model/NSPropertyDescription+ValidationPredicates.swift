@@ -17,6 +17,11 @@ extension NSPropertyDescription {
         return fromRules + customValidation.warnings
     }
 
+    /// Only the predicates set with ``setValidationPredicates(_:withValidationWarnings:)``, and
+    /// their warnings: what validation checks beyond the rules, without building the rules' predicates.
+    package var customValidationPredicates: [CoreDataPredicate.NSPredicate] { customValidation.predicates }
+    package var customValidationWarnings: [Any] { customValidation.warnings }
+
     /// Sets extra validation predicates with one warning message each.
     public func setValidationPredicates(_ validationPredicates: [CoreDataPredicate.NSPredicate]?, withValidationWarnings validationWarnings: [String]?) {
         checkEditable("validationPredicates")
