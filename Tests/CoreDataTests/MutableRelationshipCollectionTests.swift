@@ -24,7 +24,11 @@ final class MutableRelationshipCollectionTests: XCTestCase {
         XCTAssertNotNil(ada.changedValues()["books"], "the to-many side is changed")
         XCTAssertNotNil(notes.changedValues()["author"], "the inverse side is changed")
         XCTAssertEqual(context.updatedObjects, [ada, notes])
-        XCTAssertFalse(changes.notifications.isEmpty, "the context announced the change")
+        XCTAssertTrue(changes.notifications.isEmpty, "changes are announced once per event, not one by one")
+        context.processPendingChanges()
+        XCTAssertEqual(changes.notifications.count, 1, "the context announced the changes in one notification")
+        let announced = changes.notifications.first?.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject>
+        XCTAssertEqual(announced, [ada, notes])
 
         let books = ada.mutableSetValue(forKey: "books")
         XCTAssertEqual(books.count, 1)

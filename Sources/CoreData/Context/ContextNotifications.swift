@@ -28,13 +28,65 @@ public let NSUpdatedObjectIDsKey = "updated_objectIDs"
 /// userInfo key: IDs of deleted objects.
 public let NSDeletedObjectIDsKey = "deleted_objectIDs"
 
+/// The changes a context has made since it last posted `NSManagedObjectContextObjectsDidChange`,
+/// coalesced as Apple's `processPendingChanges()` coalesces them: one notification per event,
+/// not one per change.
+struct PendingChangeNotice {
+    var inserted: [ObjectIdentifier: NSManagedObject] = [:]
+    var updated: [ObjectIdentifier: NSManagedObject] = [:]
+    var deleted: [ObjectIdentifier: NSManagedObject] = [:]
+
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
 extension NSManagedObjectContext {
+    /// Records changes for the next `NSManagedObjectContextObjectsDidChange`.
+    ///
+    /// An object inserted and deleted before the notice goes out is in neither set (nobody heard
+    /// of it); an updated object that is then deleted is reported deleted only.
     func noteObjectsChanged(inserted: [NSManagedObject] = [], updated: [NSManagedObject] = [], deleted: [NSManagedObject] = []) {
+        for object in inserted { changeNotice.inserted[ObjectIdentifier(object)] = object }
+        for object in updated where changeNotice.inserted[ObjectIdentifier(object)] == nil {
+            changeNotice.updated[ObjectIdentifier(object)] = object
+        }
+        for object in deleted {
+            let key = ObjectIdentifier(object)
+            if changeNotice.inserted.removeValue(forKey: key) != nil { continue }
+            changeNotice.updated[key] = nil
+            changeNotice.deleted[key] = object
+        }
+        scheduleChangeNotice()
+    }
+
+    /// A main-queue context posts at the end of the current main-queue event, as Apple's does at
+    /// the end of a run-loop event; other contexts post at the end of each `perform(_:)` block,
+    /// before a save, or when `processPendingChanges()` is called.
+    private func scheduleChangeNotice() {
+        guard concurrencyType == .mainQueueConcurrencyType, !changeNoticeScheduled else { return }
+        changeNoticeScheduled = true
+        DispatchQueue.main.async { self.processPendingChanges() }
+    }
+
+    /// Posts `NSManagedObjectContextObjectsDidChange` for the inserts, updates and deletes made
+    /// since the last one, in one notification whose `userInfo` holds them under
+    /// ``NSInsertedObjectsKey``, ``NSUpdatedObjectsKey`` and ``NSDeletedObjectsKey``.
+    ///
+    /// The context calls it itself: at the end of each block given to `perform(_:)`, before
+    /// `save()`, and for a main-queue context at the end of the main-queue event in which the
+    /// changes were made. Call it to hear of changes at once. Does nothing when nothing changed.
+    ///
+    /// Threading: call it on the context's queue.
+    public func processPendingChanges() {
+        assertOnQueue()
+        changeNoticeScheduled = false
+        guard !changeNotice.isEmpty else { return }
+        let notice = changeNotice
+        changeNotice = PendingChangeNotice()
         // Built with the key type `userInfo` has, so posting does not convert the dictionary.
         var info: [AnyHashable: Any] = [:]
-        if !inserted.isEmpty { info[NSInsertedObjectsKey] = Set(inserted) }
-        if !updated.isEmpty { info[NSUpdatedObjectsKey] = Set(updated) }
-        if !deleted.isEmpty { info[NSDeletedObjectsKey] = Set(deleted) }
+        if !notice.inserted.isEmpty { info[NSInsertedObjectsKey] = Set(notice.inserted.values) }
+        if !notice.updated.isEmpty { info[NSUpdatedObjectsKey] = Set(notice.updated.values) }
+        if !notice.deleted.isEmpty { info[NSDeletedObjectsKey] = Set(notice.deleted.values) }
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info)
     }
 }

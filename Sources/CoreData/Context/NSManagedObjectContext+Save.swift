@@ -17,6 +17,8 @@ extension NSManagedObjectContext {
     ///   changes in place.
     public func save() throws {
         assertOnQueue()
+        // Apple's save begins by announcing the changes it is about to save.
+        processPendingChanges()
         guard hasChanges else { return }
         if let parent {
             try saveIntoParent(parent)

@@ -85,6 +85,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Unsaved inserts, updates and deletes, in the order they happened.
     var pendingInserted: [ObjectIdentifier: NSManagedObject] = [:]
     var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
+    /// Changes not yet announced by `NSManagedObjectContextObjectsDidChange` (``processPendingChanges()``).
+    var changeNotice = PendingChangeNotice()
+    /// Whether a main-queue context has queued a ``processPendingChanges()`` call.
+    var changeNoticeScheduled = false
     var pendingDeleted: [ObjectIdentifier: NSManagedObject] = [:]
 
     /// Creates a context with its queue.
@@ -142,8 +146,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Runs `block` on the context's queue and returns at once.
+    ///
+    /// As Apple's, each block ends with a call to ``processPendingChanges()``, so observers hear of
+    /// its changes in one `NSManagedObjectContextObjectsDidChange`. `performAndWait` does not.
     open func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async { self.withExecution(block) }
+        queue.async { self.withExecution { block(); self.processPendingChanges() } }
     }
 
     /// Runs `block` on the context's queue and waits for it; re-entrant.
@@ -448,6 +455,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]
+        changeNotice = PendingChangeNotice()
     }
 
     /// Throws away unsaved changes: inserted objects leave, deleted ones come back, changed

@@ -1,0 +1,75 @@
+import CoreData
+import Foundation
+import XCTest
+
+/// `NSManagedObjectContextObjectsDidChange` is posted once per event with every change of the
+/// event coalesced (Apple's `processPendingChanges()`), not once per change.
+final class ChangeNotificationTests: XCTestCase {
+    func testAPerformBlockAnnouncesItsChangesInOneNotification() throws {
+        let container = try StoreKind.inMemory.makeContainer()
+        let context = container.newBackgroundContext()
+        let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)
+        let saved = context.performAndWait { () -> NSManagedObject in
+            let ada = context.make("Author", ["name": "Ada"])
+            try? context.save()
+            return ada
+        }
+        XCTAssertEqual(changes.notifications.count, 1, "save() announces the insert before saving")
+        XCTAssertEqual(changes.notifications.first?.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>, [saved])
+
+        let done = expectation(description: "perform")
+        nonisolated(unsafe) let author = saved
+        context.perform {
+            let alan = context.make("Author", ["name": "Alan"])
+            let grace = context.make("Author", ["name": "Grace"])
+            let ghost = context.make("Author", ["name": "Ghost"])
+            context.delete(ghost)  // inserted and deleted in one event: nobody hears of it
+            author.setValue("Ada L.", forKey: "name")
+            alan.setValue("Alan T.", forKey: "name")  // an inserted object's change is part of its insert
+            grace.setValue("Grace H.", forKey: "name")
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        context.performAndWait {}  // the perform block's processPendingChanges ran before this
+        XCTAssertEqual(changes.notifications.count, 2, "one notification for the whole block")
+        let info = changes.notifications.last?.userInfo ?? [:]
+        let inserted = (info[NSInsertedObjectsKey] as? Set<NSManagedObject>) ?? []
+        let names = context.performAndWait { Set(inserted.compactMap { $0.value(forKey: "name") as? String }) }
+        XCTAssertEqual(names, ["Alan T.", "Grace H."])
+        XCTAssertEqual(info[NSUpdatedObjectsKey] as? Set<NSManagedObject>, [author])
+        XCTAssertNil(info[NSDeletedObjectsKey])
+    }
+
+    func testProcessPendingChangesAnnouncesAtOnceAndDeletesWinOverUpdates() throws {
+        let context = try StoreKind.inMemory.makeContainer().viewContext
+        let ada = context.make("Author", ["name": "Ada"])
+        let alan = context.make("Author", ["name": "Alan"])
+        try context.save()
+        let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)
+        ada.setValue("Ada L.", forKey: "name")
+        context.delete(ada)
+        alan.setValue("Alan T.", forKey: "name")
+        XCTAssertEqual(changes.notifications.count, 0, "nothing is posted in the middle of an event")
+        context.processPendingChanges()
+        XCTAssertEqual(changes.notifications.count, 1)
+        let info = changes.notifications.first?.userInfo ?? [:]
+        XCTAssertEqual(info[NSDeletedObjectsKey] as? Set<NSManagedObject>, [ada])
+        XCTAssertEqual(info[NSUpdatedObjectsKey] as? Set<NSManagedObject>, [alan])
+        context.processPendingChanges()
+        XCTAssertEqual(changes.notifications.count, 1, "nothing new, nothing posted")
+    }
+
+    func testAMainQueueContextAnnouncesAtTheEndOfTheMainQueueEvent() throws {
+        let context = try StoreKind.inMemory.makeContainer().viewContext
+        let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)
+        _ = context.make("Author", ["name": "Ada"])
+        _ = context.make("Author", ["name": "Alan"])
+        XCTAssertEqual(changes.notifications.count, 0)
+        // Let the main queue run: the event is over.
+        let drained = expectation(description: "main queue")
+        DispatchQueue.main.async { drained.fulfill() }
+        wait(for: [drained], timeout: 10)
+        XCTAssertEqual(changes.notifications.count, 1)
+        XCTAssertEqual((changes.notifications.first?.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>)?.count, 2)
+    }
+}
