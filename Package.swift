@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "CoreData", targets: ["CoreData"]),
         // The engine under the store protocol, for tools and benchmarks that drive it directly.
         .library(name: "CoreDataBinaryStore", targets: ["CoreDataBinaryStore", "CoreDataStorage"]),
+        .library(name: "CoreDataXMLStore", targets: ["CoreDataXMLStore", "CoreDataStorage"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .executable(name: "coredata-demo", targets: ["coredata-demo"]),
     ],

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(FuzzModelLoader FuzzPredicateParser FuzzBinaryHeader FuzzBinaryPage FuzzBinaryRecord FuzzLogFrame FuzzBinaryStoreOpen)
+targets=(FuzzModelLoader FuzzPredicateParser FuzzBinaryHeader FuzzBinaryPage FuzzBinaryRecord FuzzLogFrame FuzzBinaryStoreOpen FuzzXMLStoreReader)
 if [ $# -gt 1 ]; then shift; targets=("$@"); fi
 export COREDATA_FUZZ=1
 # Swift's backtracer and ASan together hang on a crash instead of exiting.

@@ -66,7 +66,9 @@ enum XMLValueText {
         case .integer64AttributeType:
             return Int64(trimmed).map { .integer($0) }
         case .decimalAttributeType:
-            guard isDecimalNumber(trimmed), let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+            guard isDecimalNumber(trimmed), let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
+                return nil
+            }
             return .decimal(value)
         case .doubleAttributeType, .floatAttributeType:
             return Double(trimmed).map { .double($0) }
@@ -111,7 +113,7 @@ enum XMLValueText {
             if scalars.first == "-" || scalars.first == "+" { scalars = scalars.dropFirst() }
             var exponent = 0
             while let c = scalars.first, ("0"..."9").contains(c) { exponent += 1; scalars = scalars.dropFirst() }
-            guard exponent > 0, exponent <= 4 else { return false }
+            guard exponent > 0, exponent <= 3 else { return false }
         }
         return scalars.isEmpty
     }
