@@ -7,12 +7,15 @@ enum Base64Text {
 
     /// The bytes, or `nil` when the text (without whitespace) is not base64.
     static func decode(_ text: String) -> Data? {
-        var compact = text
-        if text.utf8.contains(where: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            compact = String(String.UnicodeScalarView(text.unicodeScalars.filter { !($0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t") }))
-        }
-        return Data(base64Encoded: compact)
+        // Only the alphabet, padding and whitespace may appear; checked in C (strspn) because the
+        // texts are large (whole binary attributes) and a Swift loop is slow in debug builds.
+        let utf8Count = text.utf8.count
+        let valid = text.withCString { strspn($0, alphabetAndWhitespace) == utf8Count }
+        guard valid else { return nil }
+        return Data(base64Encoded: Data(text.utf8), options: .ignoreUnknownCharacters)
     }
+
+    private static let alphabetAndWhitespace = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \n\r\t"
 }
 
 /// Property-list dates (`Formats/xml-store.md §4`): ISO 8601 in UTC, `2026-11-23T12:00:00Z`.

@@ -104,7 +104,12 @@ public struct XMLStoreWriter {
     /// `&`, `<`, `>` always, `"` in attribute values, and CR as `&#13;` (§9).
     private mutating func appendEscaped(_ text: String, quote: Bool) {
         let utf8 = text.utf8
-        guard utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x0D || (quote && $0 == 0x22) }) else {
+        // The common case, no character to escape, is found in C (strpbrk): texts can be whole
+        // binary attributes in base64. A NUL cannot reach here (§10 writes such strings as base64),
+        // but if one did, strpbrk would stop at it, so the byte loop below takes over.
+        let special = quote ? "&<>\r\"" : "&<>\r"
+        let plain = text.withCString { strpbrk($0, special) == nil && strlen($0) == utf8.count }
+        guard !plain else {
             buffer.append(contentsOf: utf8)
             return
         }
