@@ -1,3 +1,4 @@
+import CoreData
 import CoreDataStorage
 import CoreDataTestSupport
 import CoreDataXMLFormat
@@ -79,6 +80,21 @@ final class XMLBadInputTests: XCTestCase {
             XCTAssertTrue(detail.contains(path) && detail.contains("line 11") && detail.contains("duplicate id z1"), detail)
         }
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), text)
+    }
+
+    /// Through the coordinator: Apple's `NSError` for a damaged store file, with the line.
+    func testCoordinatorReportsTheLineInItsError() throws {
+        let path = M.temporaryPath("bad.xml")
+        try Data(Self.store(#"<object type="TAG" id="z1"><attribute name="label" type="blob">a</attribute></object>"#).utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: M.model)
+        XCTAssertThrowsError(try coordinator.addPersistentStore(ofType: NSXMLStoreType, configurationName: nil, at: URL(fileURLWithPath: path))) { error in
+            let error = error as NSError
+            XCTAssertEqual(error.domain, NSCocoaErrorDomain)
+            XCTAssertEqual(error.code, NSPersistentStoreInvalidFileError)
+            XCTAssertTrue(error.localizedDescription.contains("line 10: attribute 'label' has unknown type 'blob'"), error.localizedDescription)
+        }
+        XCTAssertTrue(coordinator.persistentStores.isEmpty)
     }
 
     /// Chunk boundaries anywhere give the same document as one buffer.

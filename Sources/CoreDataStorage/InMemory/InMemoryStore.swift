@@ -1,7 +1,7 @@
 import CoreDataModel
 import Foundation
 
-/// The in-memory store (`NSInMemoryStoreType`): rows live in dictionaries and vanish with the
+/// The in-memory store (`NSInMemoryStoreType`): rows live in a ``RowTable`` and vanish with the
 /// store. Fetches evaluate predicates with the reference evaluator over one snapshot.
 ///
 /// Threading: every method takes the store's lock for as long as it reads or swaps the state;

@@ -52,7 +52,14 @@ public final class XMLStoreReader {
     }
 
     deinit {
-        if let context { xmlFreeParserCtxt(context) }
+        guard let context else { return }
+        // libxml2 makes a document of its own to hold an internal DTD subset's declarations
+        // ("SAX compatibility mode") even under a SAX handler; it is ours to free.
+        if let document = context.pointee.myDoc {
+            xmlFreeDoc(document)
+            context.pointee.myDoc = nil
+        }
+        xmlFreeParserCtxt(context)
     }
 
     private static func from(_ ctx: UnsafeMutableRawPointer?) -> XMLStoreReader? {
