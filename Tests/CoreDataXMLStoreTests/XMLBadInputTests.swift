@@ -111,5 +111,7 @@ final class XMLBadInputTests: XCTestCase {
             XCTAssertEqual(try reader.finish(), whole, "chunks of \(size)")
         }
         XCTAssertEqual(whole.objects.first?.attributes.first?.text, "a & b")
+        // Regression (fuzz): encode(_:) trapped on its unbounded chunk size.
+        XCTAssertEqual(try XMLStoreReader.decode(XMLStoreWriter.encode(whole)), whole)
     }
 }

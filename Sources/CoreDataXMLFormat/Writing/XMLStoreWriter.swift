@@ -13,7 +13,7 @@ public struct XMLStoreWriter {
     public init(chunkSize: Int = XMLStoreLayout.writeChunkSize, sink: @escaping ([UInt8]) throws -> Void) {
         self.chunkSize = max(1, chunkSize)
         self.sink = sink
-        buffer.reserveCapacity(self.chunkSize + 4096)
+        buffer.reserveCapacity(min(self.chunkSize, XMLStoreLayout.writeChunkSize) + 4096)
     }
 
     /// The encoded bytes of a whole document.
@@ -101,13 +101,14 @@ public struct XMLStoreWriter {
         buffer.append(contentsOf: text.utf8)
     }
 
-    /// `&`, `<`, `>` always, `"` in attribute values, and CR as `&#13;` (§9).
+    /// `&`, `<`, `>` always, CR as `&#13;`, and in attribute values `"`, LF and tab as `&quot;`,
+    /// `&#10;` and `&#9;` (a parser turns literal ones into spaces there) (§9).
     private mutating func appendEscaped(_ text: String, quote: Bool) {
         let utf8 = text.utf8
         // The common case, no character to escape, is found in C (strpbrk): texts can be whole
         // binary attributes in base64. A NUL cannot reach here (§10 writes such strings as base64),
         // but if one did, strpbrk would stop at it, so the byte loop below takes over.
-        let special = quote ? "&<>\r\"" : "&<>\r"
+        let special = quote ? "&<>\r\"\n\t" : "&<>\r"
         let plain = text.withCString { strpbrk($0, special) == nil && strlen($0) == utf8.count }
         guard !plain else {
             buffer.append(contentsOf: utf8)
@@ -120,6 +121,8 @@ public struct XMLStoreWriter {
             case 0x3E: append("&gt;")
             case 0x0D: append("&#13;")
             case 0x22 where quote: append("&quot;")
+            case 0x0A where quote: append("&#10;")
+            case 0x09 where quote: append("&#9;")
             default: buffer.append(byte)
             }
         }
