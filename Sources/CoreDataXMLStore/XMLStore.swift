@@ -122,6 +122,8 @@ public final class XMLStore: PersistentStoreEngine, @unchecked Sendable {
         let result = try change(&table, &metadata)
         try write(table, metadata)
         try withState { state in
+            // Keys handed out while the file was written must not be handed out again.
+            table.advanceKeys(pastOrTo: state.table.nextKey() - 1)
             state.table = table
             state.metadata = metadata
         }
