@@ -57,7 +57,7 @@ enum XMLValueText {
 
     /// The value `text` spells for an attribute of `type`; `nil` when it spells none.
     static func decode(_ text: String, isBase64: Bool, as type: NSAttributeType) -> StoreValue? {
-        let trimmed = type == .stringAttributeType ? text : text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = type == .stringAttributeType ? text : trimmingWhitespace(text)
         switch type {
         case .integer16AttributeType:
             return Int16(trimmed).map { .integer(Int64($0)) }
@@ -94,6 +94,14 @@ enum XMLValueText {
         default:
             return nil
         }
+    }
+
+    /// `text` without leading and trailing whitespace; O(1) when there is none (the usual case:
+    /// Foundation's trimming costs more than parsing the value).
+    private static func trimmingWhitespace(_ text: String) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        guard let first = text.utf8.first, let last = text.utf8.last, isSpace(first) || isSpace(last) else { return text }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// `-12.25`, `3`, `1.5e-7`: what `Decimal(string:)` reads whole (it stops at the first

@@ -57,7 +57,7 @@ struct ReaderState {
     private static let infoFieldNames: Set<String> = ["version", "UUID", "nextObjectID"]
     private static let plistLeaves: Set<String> = ["key", "string", "integer", "real", "true", "false", "date", "data"]
 
-    mutating func start(_ name: String, attributes: [String: String], line: Int) throws(XMLStoreError) {
+    mutating func start(_ name: String, attributes: ElementAttributes, line: Int) throws(XMLStoreError) {
         let element: Element
         switch (stack.last, name) {
         case (nil, "database"):
@@ -210,7 +210,7 @@ struct ReaderState {
         return number
     }
 
-    private static func object(_ attributes: [String: String], line: Int) throws(XMLStoreError) -> XMLStoreObject {
+    private static func object(_ attributes: ElementAttributes, line: Int) throws(XMLStoreError) -> XMLStoreObject {
         guard let type = attributes["type"], !type.isEmpty else { throw XMLStoreError(line: line, "<object> without a type") }
         guard let idText = attributes["id"] else { throw XMLStoreError(line: line, "<object type=\"\(type)\"> without an id") }
         guard let id = idNumber(Substring(idText)) else {
@@ -226,7 +226,7 @@ struct ReaderState {
         return XMLStoreObject(type: type, id: id, version: version, line: line)
     }
 
-    private static func relationship(_ attributes: [String: String], line: Int) throws(XMLStoreError) -> XMLStoreRelationship {
+    private static func relationship(_ attributes: ElementAttributes, line: Int) throws(XMLStoreError) -> XMLStoreRelationship {
         guard let name = attributes["name"], let type = attributes["type"], let destination = attributes["destination"] else {
             throw XMLStoreError(line: line, "<relationship> needs name, type and destination")
         }

@@ -140,15 +140,7 @@ public final class XMLStoreReader {
     private func startElement(_ localname: UnsafePointer<xmlChar>, attributeCount: Int, attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
         guard failure == nil else { return }
         let name = String(cString: localname)
-        var values: [String: String] = [:]
-        if let attributes {
-            for index in 0..<attributeCount {
-                let base = index * 5
-                guard let key = attributes[base], let start = attributes[base + 3], let end = attributes[base + 4] else { continue }
-                let bytes = UnsafeBufferPointer(start: start, count: start.distance(to: end))
-                values[String(cString: key)] = String(decoding: bytes, as: UTF8.self)
-            }
-        }
+        let values = ElementAttributes(count: attributeCount, pointers: attributes)
         do throws(XMLStoreError) {
             try state.start(name, attributes: values, line: line)
         } catch {
