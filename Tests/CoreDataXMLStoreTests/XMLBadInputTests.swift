@@ -41,6 +41,8 @@ final class XMLBadInputTests: XCTestCase {
         ("unknown entity", store(#"<object type="SHIP" id="z1"></object>"#), 10, "no entity of the model"),
         ("unknown property", store(#"<object type="TAG" id="z1"><attribute name="colour" type="string">a</attribute></object>"#), 10, "has no attribute 'colour'"),
         ("bad id", store(#"<object type="TAG" id="x1"></object>"#), 10, "not z followed by a number"),
+        ("version too large", store(#"<object type="TAG" id="z1" version="9223372036854775807"></object>"#), 10, "not a number from 1 to 2^62"),
+        ("id too large", store(#"<object type="TAG" id="z9223372036854775807"></object>"#), 10, "not z followed by a number from 1 to 2^62"),
         ("duplicate id", store("<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"OWNER\" id=\"z1\"></object>"), 11, "duplicate id z1 (first used on line 10)"),
         ("dangling id", store(#"<object type="TAG" id="z1"><relationship name="items" type="0/0" destination="ITEM" idrefs="z7"></relationship></object>"#), 10, "refers to z7, which is no object"),
         ("wrong destination", store("<object type=\"TAG\" id=\"z1\"><relationship name=\"items\" type=\"0/0\" destination=\"ITEM\" idrefs=\"z2\"></relationship></object>\n<object type=\"OWNER\" id=\"z2\"></object>"), 10, "a 'Owner', not a 'Item'"),

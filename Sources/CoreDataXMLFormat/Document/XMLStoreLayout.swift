@@ -8,6 +8,9 @@ public enum XMLStoreLayout {
     public static let storeVersion: Int64 = 134_481_920
     /// The prefix of every object's `id` (`§1, §5`).
     public static let idPrefix = "z"
+    /// The largest object number a file may use in an `id`, `idrefs` or `<nextObjectID>`, so that
+    /// handing out the numbers after it can never overflow (`§1, §3, §5`).
+    public static let largestObjectNumber: Int64 = 1 << 62
     /// The suffix of the file a save writes beside the store before renaming it over (`§1, §11`).
     public static let pendingFileSuffix = ".new"
     /// How many bytes the engine hands the decoder at a time (`§1, §12`).

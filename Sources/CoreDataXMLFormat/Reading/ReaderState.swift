@@ -196,8 +196,9 @@ struct ReaderState {
         guard let uuidText = infoFields["UUID"]?.trimmingCharacters(in: .whitespacesAndNewlines), !uuidText.isEmpty else {
             throw XMLStoreError(line: line, "<databaseInfo> needs a <UUID>")
         }
-        guard let nextText = infoFields["nextObjectID"], let next = Int64(nextText.trimmingCharacters(in: .whitespacesAndNewlines)), next >= 0 else {
-            throw XMLStoreError(line: line, "<databaseInfo> needs a non-negative integer <nextObjectID>")
+        guard let nextText = infoFields["nextObjectID"], let next = Int64(nextText.trimmingCharacters(in: .whitespacesAndNewlines)),
+              next >= 0, next <= XMLStoreLayout.largestObjectNumber else {
+            throw XMLStoreError(line: line, "<databaseInfo> needs an integer <nextObjectID> from 0 to 2^62")
         }
         return XMLStoreInfo(version: version, uuid: uuidText, nextObjectID: next, metadata: metadata ?? [:], metadataLine: metadataLine)
     }
@@ -206,7 +207,8 @@ struct ReaderState {
     static func idNumber(_ text: Substring) -> Int64? {
         guard text.hasPrefix(XMLStoreLayout.idPrefix) else { return nil }
         let digits = text.dropFirst(XMLStoreLayout.idPrefix.count)
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int64(digits), number >= 1 else { return nil }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int64(digits),
+              number >= 1, number <= XMLStoreLayout.largestObjectNumber else { return nil }
         return number
     }
 
@@ -214,12 +216,13 @@ struct ReaderState {
         guard let type = attributes["type"], !type.isEmpty else { throw XMLStoreError(line: line, "<object> without a type") }
         guard let idText = attributes["id"] else { throw XMLStoreError(line: line, "<object type=\"\(type)\"> without an id") }
         guard let id = idNumber(Substring(idText)) else {
-            throw XMLStoreError(line: line, "object id '\(idText)' is not z followed by a number ≥ 1")
+            throw XMLStoreError(line: line, "object id '\(idText)' is not z followed by a number from 1 to 2^62")
         }
         var version: Int64 = 1
         if let versionText = attributes["version"] {
-            guard let number = Int64(versionText), number >= 1 else {
-                throw XMLStoreError(line: line, "object z\(id) has version '\(versionText)', not a number ≥ 1")
+            // Bounded like ids, so that saving the object again can never overflow.
+            guard let number = Int64(versionText), number >= 1, number <= XMLStoreLayout.largestObjectNumber else {
+                throw XMLStoreError(line: line, "object z\(id) has version '\(versionText)', not a number from 1 to 2^62")
             }
             version = number
         }
@@ -237,7 +240,7 @@ struct ReaderState {
         var idrefs: [Int64] = []
         for token in (attributes["idrefs"] ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) {
             guard let id = idNumber(token) else {
-                throw XMLStoreError(line: line, "relationship '\(name)' refers to '\(token)', which is not z followed by a number ≥ 1")
+                throw XMLStoreError(line: line, "relationship '\(name)' refers to '\(token)', which is not z followed by a number from 1 to 2^62")
             }
             idrefs.append(id)
         }
