@@ -2,20 +2,28 @@
 //
 // Core Data for Linux. Targets depend one way, bottom to top:
 //
-//   CLZ4, CXXHash            system libraries (apt: liblz4-dev, libxxhash-dev)
+//   CLZ4, CXXHash, CLibXML2  system libraries (apt: liblz4-dev, libxxhash-dev, libxml2-dev)
 //   CoreDataPageCodec        LZ4 + XXH3 over byte buffers; no I/O (binary store pages)
 //   CoreDataPredicate        NSPredicate, NSExpression, NSSortDescriptor: the format parser, the
 //                            tree stores execute, and the reference evaluator; knows no model
 //   CoreDataModel            the managed object model and the Xcode model loader; knows no store
 //   CoreDataStorage          the store protocol, store records keyed by object ID, the in-memory
-//                            store; never sees a managed object
+//                            row table and store; never sees a managed object
+//   CoreDataFileSystem       the replaceable file layer (POSIX; tests swap in fault injection)
 //   CoreDataBinaryFormat     the binary store's on-disk formats (Formats/binary-store.md, wal.md):
 //                            encoders and decoders of bytes, no I/O (the CLI and fuzzers use it)
 //   CoreDataBinaryStore      the binary store engine: log, group commit, checkpoint, page cache,
-//                            index, recovery, verify, compaction, over a replaceable file layer
+//                            index, recovery, verify, compaction, over CoreDataFileSystem
+//   CoreDataXMLFormat        the XML store's format (Formats/xml-store.md): libxml2 SAX2 push decoder
+//                            and streaming encoder of Apple's layout, row mapping; no I/O
+//   CoreDataXMLStore         the XML store engine: the in-memory row table, loaded from and saved
+//                            atomically to one file through CoreDataFileSystem
 //   CoreData                 the public face: Apple's names, re-exports the layers below
 //   coredata                 the file-inspection CLI
 //   coredata-demo            the README's demo
+//
+// Tests/CoreDataTestSupport is a library target the test targets share: the fault-injecting file
+// system and the crash workload run against both file stores.
 //
 // Fuzz targets live in their own package under Fuzz/ so that sanitizer builds never touch this one.
 import PackageDescription
@@ -27,6 +35,7 @@ let package = Package(
         .library(name: "CoreData", targets: ["CoreData"]),
         // The engine under the store protocol, for tools and benchmarks that drive it directly.
         .library(name: "CoreDataBinaryStore", targets: ["CoreDataBinaryStore", "CoreDataStorage"]),
+        .library(name: "CoreDataXMLStore", targets: ["CoreDataXMLStore", "CoreDataStorage"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .executable(name: "coredata-demo", targets: ["coredata-demo"]),
     ],
@@ -45,6 +54,11 @@ let package = Package(
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
         .target(
             name: "CoreDataPageCodec",
             dependencies: ["CLZ4", "CXXHash"]
@@ -61,16 +75,27 @@ let package = Package(
             dependencies: ["CoreDataModel", "CoreDataPredicate"]
         ),
         .target(
+            name: "CoreDataFileSystem"
+        ),
+        .target(
             name: "CoreDataBinaryFormat",
             dependencies: ["CoreDataPageCodec", "CoreDataStorage"]
         ),
         .target(
             name: "CoreDataBinaryStore",
-            dependencies: ["CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"]
+            dependencies: ["CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel"]
+        ),
+        .target(
+            name: "CoreDataXMLFormat",
+            dependencies: ["CLibXML2", "CoreDataStorage", "CoreDataModel"]
+        ),
+        .target(
+            name: "CoreDataXMLStore",
+            dependencies: ["CoreDataXMLFormat", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel"]
         ),
         .target(
             name: "CoreData",
-            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryStore"]
+            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryStore", "CoreDataXMLStore"]
         ),
         .executableTarget(
             name: "coredata",
@@ -101,13 +126,25 @@ let package = Package(
             name: "CoreDataPageCodecTests",
             dependencies: ["CoreDataPageCodec"]
         ),
+        .target(
+            name: "CoreDataTestSupport",
+            dependencies: ["CoreDataFileSystem", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"],
+            path: "Tests/CoreDataTestSupport"
+        ),
         .testTarget(
             name: "CoreDataBinaryStoreTests",
-            dependencies: ["CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"]
+            dependencies: ["CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel", "CoreDataTestSupport"]
+        ),
+        .testTarget(
+            name: "CoreDataXMLStoreTests",
+            dependencies: [
+                "CoreDataXMLStore", "CoreDataXMLFormat", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel", "CoreDataTestSupport",
+                "CoreData", "CoreDataBinaryStore",
+            ]
         ),
         .testTarget(
             name: "CoreDataBinaryFormatTests",
-            dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate"],
+            dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate", "CoreDataTestSupport"],
             exclude: ["Fixtures"]
         ),
         // Runs the built `coredata` as a process; depending on it makes `swift build --build-tests`
@@ -146,4 +183,8 @@ if Context.environment["COREDATA_FUZZ"] == "1" {
             path: "Fuzz/\(name)"))
         package.products.append(.executable(name: name, targets: [name]))
     }
+    // The XML store's reader (issue 6): the format target only, no store and no I/O.
+    package.targets.append(.executableTarget(
+        name: "FuzzXMLStoreReader", dependencies: ["CoreDataXMLFormat", "CoreDataStorage", "CoreDataModel"], path: "Fuzz/FuzzXMLStoreReader"))
+    package.products.append(.executable(name: "FuzzXMLStoreReader", targets: ["FuzzXMLStoreReader"]))
 }

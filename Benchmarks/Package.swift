@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 //
-// The benchmark program (BENCHMARKS.md): the binary store, through the store protocol and through
+// The benchmark program (BENCHMARKS.md): the binary and XML stores, through the store protocol and through
 // managed objects, side by side with SQLite's C API in the same process run. Its own package so
 // that SQLite and the argument parser never reach users of the library.
 import PackageDescription
@@ -23,6 +23,7 @@ let package = Package(
                 "CSQLite",
                 .product(name: "CoreData", package: "CoreData"),
                 .product(name: "CoreDataBinaryStore", package: "CoreData"),
+                .product(name: "CoreDataXMLStore", package: "CoreData"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

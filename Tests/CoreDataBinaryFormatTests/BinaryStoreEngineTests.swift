@@ -3,6 +3,7 @@ import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataPredicate
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 import XCTest
 

@@ -1,9 +1,10 @@
 import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataPredicate
-@testable import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 import XCTest
+@testable import CoreDataStorage
 
 // Foundation declares these names too; here they mean the working classes.
 private typealias NSPredicate = CoreDataPredicate.NSPredicate

@@ -1,5 +1,6 @@
 import CoreDataBinaryFormat
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 import XCTest
 

@@ -1,5 +1,6 @@
 import CoreDataBinaryStore
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 import XCTest
 

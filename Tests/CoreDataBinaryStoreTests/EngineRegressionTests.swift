@@ -6,6 +6,7 @@ import Darwin
 import CoreDataBinaryFormat
 import CoreDataBinaryStore
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 import XCTest
 

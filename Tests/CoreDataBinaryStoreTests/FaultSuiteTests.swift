@@ -5,6 +5,7 @@ import Darwin
 #endif
 import CoreDataBinaryStore
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 import XCTest
 

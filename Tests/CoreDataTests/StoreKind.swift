@@ -10,6 +10,7 @@ import XCTest
 enum StoreKind: CaseIterable, CustomStringConvertible {
     case inMemory
     case binary
+    case xml
     case incremental
     case atomic
 
@@ -17,6 +18,7 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
         switch self {
         case .inMemory: return NSInMemoryStoreType
         case .binary: return NSBinaryStoreType
+        case .xml: return NSXMLStoreType
         case .incremental: return DictionaryIncrementalStore.storeType
         case .atomic: return JSONAtomicStore.storeType
         }

@@ -15,7 +15,7 @@ final class Runner {
     private let selected: Set<String>?
 
     /// The workloads, in run order; `--only` takes these keys.
-    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed"]
+    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml"]
 
     init(objects: Int, repetitions: Int, only: Set<String>?) {
         self.objects = objects
@@ -43,6 +43,7 @@ final class Runner {
                     case "single": try singlePhase(side)
                     case "concurrent": try concurrentPhase(side)
                     case "recovery": try recoveryPhase(side)
+                    case "xml": try xmlPhase(side)
                     default: try managedPhase(side)
                     }
                 }
@@ -295,6 +296,36 @@ final class Runner {
             try record(fetchName, side, operations: objects, unit: "objects") { _ = try db.scanNames() }
             note(insertName, "SQLite: raw rows in one transaction")
             note(fetchName, "SQLite: raw SELECT of every row")
+            db.close()
+        }
+    }
+
+    /// The XML store (Formats/xml-store.md) through the store protocol: all objects in one save
+    /// (the whole file written beside, synced, renamed), then opening the file again, which reads
+    /// and decodes all of it. SQLite's side is its raw bulk insert and a raw full scan.
+    private func xmlPhase(_ side: Side) throws {
+        let scratch = Scratch("xml")
+        defer { scratch.remove() }
+        let saveName = "XML store: save all objects (one save)"
+        let loadName = "XML store: open, loading every object"
+        switch side {
+        case .ours:
+            let path = scratch.file("users.xml")
+            let store = try XMLUsers(path: path, model: model)
+            try record(saveName, side, operations: objects, unit: "objects") { try store.insert(users[...]) }
+            try store.close()
+            update("XML store: file size", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.xml") }
+            try record(loadName, side, operations: objects, unit: "objects") { _ = try XMLUsers.openAndCount(path: path, model: model) }
+        case .sqlite:
+            let path = scratch.file("users.sqlite")
+            let db = try SQLiteUsers(path: path, synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            try record(saveName, side, operations: objects, unit: "objects") { try db.insert(users[...], firstID: 1) }
+            try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+            update("XML store: file size", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.sqlite") }
+            try record(loadName, side, operations: objects, unit: "objects") { _ = try db.scanNames() }
+            note(saveName, "SQLite: raw rows in one transaction")
+            note(loadName, "SQLite: raw SELECT of every row")
             db.close()
         }
     }

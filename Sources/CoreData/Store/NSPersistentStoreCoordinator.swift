@@ -188,8 +188,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         if let store = persistentStore(for: url) { try remove(store) }
         guard storeType != NSInMemoryStoreType else { return }
-        // A binary store is the file and its log; Apple's SQLite store likewise removes -wal/-shm.
-        for path in [url.path, url.path + "-wal", url.path + "-shm"] where FileManager.default.fileExists(atPath: path) {
+        // A binary store is the file and its log; Apple's SQLite store likewise removes -wal/-shm;
+        // an XML store may have a half-written copy beside it (Formats/xml-store.md §11).
+        for path in [url.path, url.path + "-wal", url.path + "-shm", url.path + ".new"] where FileManager.default.fileExists(atPath: path) {
             try FileManager.default.removeItem(atPath: path)
         }
     }

@@ -1,6 +1,7 @@
 import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataStorage
+import CoreDataXMLStore
 import Foundation
 
 /// The in-memory store type: nothing is written to disk.
@@ -26,7 +27,9 @@ public let NSBinaryStoreCheckpointThresholdOption = "NSBinaryStoreCheckpointThre
 /// Apple's SQLite pragmas option. The binary store honours `["synchronous": "NORMAL"]` (or
 /// `"OFF"`) as ``NSBinaryStoreDurabilityOption`` `"normal"` and ignores other pragmas.
 public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
-/// The XML store type.
+/// The XML store type: Apple's XML store layout (`Formats/xml-store.md`), one human-readable file
+/// read whole when the store is added and rewritten atomically by every save. Stores written by
+/// Core Data on macOS open here and the other way round.
 public let NSXMLStoreType = "XML"
 
 /// Metadata key: the store's type.
@@ -71,7 +74,20 @@ enum StoreTypeRegistry {
         NSInMemoryStoreType: .engine { model, _, _, metadata in InMemoryStore(model: model, metadata: metadata) },
         NSBinaryStoreType: .engine(openBinaryStore),
         NSSQLiteStoreType: .engine(openBinaryStore),
+        NSXMLStoreType: .engine(openXMLStore),
     ]
+
+    /// Opens an XML store; honours ``NSReadOnlyPersistentStoreOption``.
+    private static let openXMLStore: StoreEngineFactory = { model, url, options, metadata in
+        guard let url, url.isFileURL else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "an XML store needs a file URL; got \(url?.absoluteString ?? "none")")
+        }
+        var settings = XMLStoreOptions()
+        settings.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
+            try XMLStore(path: url.path, model: model, metadata: metadata, options: settings)
+        }
+    }
 
     /// Opens a binary store with the options of `options`.
     private static let openBinaryStore: StoreEngineFactory = { model, url, options, metadata in

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CoreDataBinaryStore
+import CoreDataTestSupport
 import XCTest
 
 /// The fault-injecting file layer models durability as the suites assume.

@@ -1,4 +1,5 @@
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 
 /// The saves of the real-process test. Save `n` inserts item `n`, sets tag 1's label to

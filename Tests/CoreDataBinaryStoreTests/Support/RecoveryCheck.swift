@@ -1,5 +1,6 @@
 import CoreDataBinaryStore
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 
 /// Opens a disk image the way the next process would and checks it against the oracle.
@@ -57,17 +58,5 @@ enum RecoveryCheck {
             result.failure = "after reopening: \(error)"
         }
         return result
-    }
-}
-
-/// Failures of many scenarios, reported together (the first few in full) so a systematic bug
-/// does not print thousands of lines.
-final class ScenarioFailures {
-    private(set) var messages: [String] = []
-
-    func record(_ message: String) { messages.append(message) }
-
-    var summary: String {
-        messages.isEmpty ? "" : "\(messages.count) scenarios failed; the first:\n" + messages.prefix(12).joined(separator: "\n")
     }
 }

@@ -1,5 +1,6 @@
 import CoreDataBinaryStore
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 
 /// What happened when a workload ran against a file system.

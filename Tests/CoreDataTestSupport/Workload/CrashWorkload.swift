@@ -3,8 +3,8 @@ import Foundation
 
 /// A scripted run against one store and what it should hold after each step: the oracle of the
 /// crash and fault suites.
-struct CrashWorkload: Sendable {
-    enum Action: Sendable {
+package struct CrashWorkload: Sendable {
+    package enum Action: Sendable {
         /// Opens the store, creating it when missing.
         case open
         case save(StoreChangeSet)
@@ -18,7 +18,7 @@ struct CrashWorkload: Sendable {
         /// Reads everything back from the live store, which must hold exactly this.
         case check(StoreSnapshot)
 
-        var opensOrCloses: Bool {
+        package var opensOrCloses: Bool {
             switch self {
             case .open, .reopen, .close: return true
             case .save, .setMarker, .checkpoint, .compact, .check: return false
@@ -26,12 +26,12 @@ struct CrashWorkload: Sendable {
         }
     }
 
-    struct Step: Sendable {
-        var label: String
-        var action: Action
+    package struct Step: Sendable {
+        package var label: String
+        package var action: Action
 
         /// Whether the step changes the contents (and so moves to the next snapshot).
-        var changesContents: Bool {
+        package var changesContents: Bool {
             switch action {
             case .save, .setMarker: return true
             case .open, .checkpoint, .compact, .reopen, .close, .check: return false
@@ -40,7 +40,7 @@ struct CrashWorkload: Sendable {
 
         /// Whether the step, once returned, makes every earlier change durable even with
         /// relaxed durability.
-        var syncsEverything: Bool {
+        package var syncsEverything: Bool {
             switch action {
             case .checkpoint, .compact, .close: return true
             case .open, .save, .setMarker, .reopen, .check: return false
@@ -48,25 +48,25 @@ struct CrashWorkload: Sendable {
         }
     }
 
-    private(set) var steps: [Step] = []
+    package private(set) var steps: [Step] = []
     /// `snapshots[k]`: the contents after the first `k` content-changing steps.
-    private(set) var snapshots = [StoreSnapshot()]
+    package private(set) var snapshots = [StoreSnapshot()]
 
-    var current: StoreSnapshot { snapshots[snapshots.count - 1] }
+    package var current: StoreSnapshot { snapshots[snapshots.count - 1] }
 
     /// How many content-changing steps come before step `index`.
-    func changes(before index: Int) -> Int {
+    package func changes(before index: Int) -> Int {
         steps[..<index].filter(\.changesContents).count
     }
 
-    mutating func open() { steps.append(Step(label: "open", action: .open)) }
-    mutating func reopen() { steps.append(Step(label: "reopen", action: .reopen)) }
-    mutating func checkpoint() { steps.append(Step(label: "checkpoint", action: .checkpoint)) }
-    mutating func compact() { steps.append(Step(label: "compact", action: .compact)) }
-    mutating func close() { steps.append(Step(label: "close", action: .close)) }
-    mutating func check() { steps.append(Step(label: "check contents", action: .check(current))) }
+    package mutating func open() { steps.append(Step(label: "open", action: .open)) }
+    package mutating func reopen() { steps.append(Step(label: "reopen", action: .reopen)) }
+    package mutating func checkpoint() { steps.append(Step(label: "checkpoint", action: .checkpoint)) }
+    package mutating func compact() { steps.append(Step(label: "compact", action: .compact)) }
+    package mutating func close() { steps.append(Step(label: "close", action: .close)) }
+    package mutating func check() { steps.append(Step(label: "check contents", action: .check(current))) }
 
-    mutating func setMarker(_ marker: String) {
+    package mutating func setMarker(_ marker: String) {
         steps.append(Step(label: "set marker \(marker)", action: .setMarker(marker)))
         var next = current
         next.marker = marker
@@ -74,7 +74,7 @@ struct CrashWorkload: Sendable {
     }
 
     /// A save; updated rows get the version the store holds, which the oracle tracks.
-    mutating func save(_ label: String, insert: [StoreRow] = [], update: [StoreRow] = [], delete: [StoreObjectID] = []) {
+    package mutating func save(_ label: String, insert: [StoreRow] = [], update: [StoreRow] = [], delete: [StoreObjectID] = []) {
         var next = current
         var updated: [StoreRow] = []
         var deleted: [(objectID: StoreObjectID, version: Int64)] = []
@@ -102,11 +102,45 @@ struct CrashWorkload: Sendable {
         snapshots.append(next)
     }
 
+    /// The same workload with every object ID passed through `rename` (a store that numbers
+    /// objects store-wide, like the XML store, needs keys that differ across entities).
+    package func renumbered(_ rename: (StoreObjectID) -> StoreObjectID) -> CrashWorkload {
+        func row(_ row: StoreRow) -> StoreRow {
+            var copy = row
+            copy.objectID = rename(row.objectID)
+            copy.values = row.values.mapValues { value in
+                switch value {
+                case .reference(let id): return .reference(rename(id))
+                case .references(let ids): return .references(ids.map(rename))
+                default: return value
+                }
+            }
+            return copy
+        }
+        var copy = self
+        copy.steps = steps.map { step in
+            var step = step
+            switch step.action {
+            case .save(let changes):
+                step.action = .save(StoreChangeSet(
+                    inserted: changes.inserted.map(row), updated: changes.updated.map(row),
+                    deleted: changes.deleted.map { (rename($0.objectID), $0.version) }))
+            case .check(let snapshot):
+                step.action = .check(snapshot.renumbered(rename, row))
+            default:
+                break
+            }
+            return step
+        }
+        copy.snapshots = snapshots.map { $0.renumbered(rename, row) }
+        return copy
+    }
+
     /// The suites' workload: inserts, updates and deletes of every entity, to-one and ordered and
     /// unordered to-many changes, a save spanning two log frames, metadata, a checkpoint that
     /// leaves old frames in the log for later saves to overwrite, reads between saves, a reopen
     /// that replays the log, a compaction and a close.
-    static let standard: CrashWorkload = {
+    package static let standard: CrashWorkload = {
         typealias M = CrashTestModel
         var w = CrashWorkload()
         w.open()

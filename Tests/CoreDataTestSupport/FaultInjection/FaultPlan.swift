@@ -7,7 +7,7 @@ import Darwin
 /// What a ``FaultInjectingFileSystem`` does at a chosen operation. Operations are counted from 1
 /// in the order they happen: every write, sync, truncate, rename, remove, directory sync and file
 /// creation is one operation; reads, sizes and existence checks are not.
-enum FaultPlan: Sendable, Equatable, CustomStringConvertible {
+package enum FaultPlan: Sendable, Equatable, CustomStringConvertible {
     /// Every operation succeeds.
     case none
     /// The process dies during operation `at`: the operation is in flight (a write or truncate
@@ -20,7 +20,7 @@ enum FaultPlan: Sendable, Equatable, CustomStringConvertible {
     /// writeback errors). Later operations succeed, or fail the same way when `persistent`.
     case fail(code: Int32, at: Int, persistent: Bool)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .none: return "no fault"
         case .crash(let at): return "crash at op \(at)"
@@ -28,7 +28,7 @@ enum FaultPlan: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    static func name(of code: Int32) -> String {
+    package static func name(of code: Int32) -> String {
         switch code {
         case EIO: return "EIO"
         case ENOSPC: return "ENOSPC"

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CoreDataBinaryStore
+import CoreDataFileSystem
 import Foundation
 
 /// An in-memory ``StoreFileSystem`` that models durability exactly and fails on command.
@@ -21,9 +21,9 @@ import Foundation
 /// Advisory locks always succeed: one process uses the file system at a time.
 ///
 /// Threading: every method takes one lock, so it is safe from any thread.
-final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
+package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
     /// One file's bytes, independent of the names it has.
-    final class Inode {
+    package final class Inode {
         var current: [UInt8]
         var durable: [UInt8]
         var unsynced: [Change] = []
@@ -34,7 +34,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         }
     }
 
-    enum Change {
+    package enum Change {
         case write(offset: Int, bytes: [UInt8])
         case truncate(size: Int)
 
@@ -59,7 +59,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         }
     }
 
-    enum FolderChange {
+    package enum FolderChange {
         case create(String, Int)
         case rename(String, String, Int)
         case remove(String)
@@ -94,7 +94,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
     private var crashedAt: Int?
 
     /// A file system holding `image`, all of it durable.
-    init(image: DiskImage = DiskImage(), plan: FaultPlan = .none) {
+    package init(image: DiskImage = DiskImage(), plan: FaultPlan = .none) {
         self.plan = plan
         for (path, bytes) in image.files {
             let id = nextInode
@@ -106,22 +106,22 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
     }
 
     /// Operations so far.
-    var operationCount: Int { lock.withLock { count } }
+    package var operationCount: Int { lock.withLock { count } }
     /// One line per operation so far: `3 write /x/store-wal @64 +412`.
-    var operations: [String] { lock.withLock { trace } }
+    package var operations: [String] { lock.withLock { trace } }
     /// The operation the process died in, if it did.
-    var crashOperation: Int? { lock.withLock { crashedAt } }
+    package var crashOperation: Int? { lock.withLock { crashedAt } }
 
     /// Replaces the plan; operation numbers keep counting.
-    func setPlan(_ plan: FaultPlan) { lock.withLock { self.plan = plan } }
+    package func setPlan(_ plan: FaultPlan) { lock.withLock { self.plan = plan } }
 
     /// The current contents of `path` (what a reader sees now).
-    func contents(of path: String) -> [UInt8]? {
+    package func contents(of path: String) -> [UInt8]? {
         lock.withLock { names[path].flatMap { inodes[$0]?.current } }
     }
 
     /// Every file as the live system sees it now (a clean copy, as after a clean shutdown).
-    var currentImage: DiskImage { powerLoss(.processCrash) }
+    package var currentImage: DiskImage { powerLoss(.processCrash) }
 
     // MARK: Faults
 
@@ -159,7 +159,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
 
     // MARK: StoreFileSystem
 
-    func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile {
+    package func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile {
         lock.lock()
         defer { lock.unlock() }
         try checkAlive("open", path)
@@ -178,11 +178,11 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         return FaultInjectingFile(fileSystem: self, inode: id, path: path, readOnly: false)
     }
 
-    func fileExists(_ path: String) -> Bool {
+    package func fileExists(_ path: String) -> Bool {
         lock.withLock { names[path] != nil }
     }
 
-    func remove(_ path: String) throws(StoreIOError) {
+    package func remove(_ path: String) throws(StoreIOError) {
         lock.lock()
         defer { lock.unlock() }
         let fate = try begin("remove", path)
@@ -194,7 +194,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         if case .crash(let error) = fate { throw error }
     }
 
-    func rename(_ source: String, to destination: String) throws(StoreIOError) {
+    package func rename(_ source: String, to destination: String) throws(StoreIOError) {
         lock.lock()
         defer { lock.unlock() }
         let fate = try begin("rename", source, "to \(destination)")
@@ -208,7 +208,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         if case .crash(let error) = fate { throw error }
     }
 
-    func syncDirectory(containing path: String) throws(StoreIOError) {
+    package func syncDirectory(containing path: String) throws(StoreIOError) {
         lock.lock()
         defer { lock.unlock() }
         let folder = Self.folder(of: path)
@@ -228,14 +228,14 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         unsyncedFolderChanges = kept
     }
 
-    static func folder(of path: String) -> String {
+    package static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return String(path[..<slash])
     }
 
     // MARK: Files
 
-    func read(_ id: Int, path: String, at offset: UInt64, count wanted: Int) throws(StoreIOError) -> [UInt8] {
+    package func read(_ id: Int, path: String, at offset: UInt64, count wanted: Int) throws(StoreIOError) -> [UInt8] {
         lock.lock()
         defer { lock.unlock() }
         try checkAlive("read", path)
@@ -244,7 +244,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         return Array(bytes[start..<min(bytes.count, start + wanted)])
     }
 
-    func write(_ id: Int, path: String, _ bytes: [UInt8], at offset: UInt64) throws(StoreIOError) {
+    package func write(_ id: Int, path: String, _ bytes: [UInt8], at offset: UInt64) throws(StoreIOError) {
         lock.lock()
         defer { lock.unlock() }
         let fate = try begin("write", path, "@\(offset) +\(bytes.count)")
@@ -266,12 +266,12 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
     }
 
     /// How many bytes of a write at `offset` end on a sector boundary at or below `offset + count`.
-    static func sectorPrefix(offset: Int, count: Int) -> Int {
+    package static func sectorPrefix(offset: Int, count: Int) -> Int {
         let end = (offset + count) / 512 * 512
         return max(0, end - offset)
     }
 
-    func sync(_ id: Int, path: String) throws(StoreIOError) {
+    package func sync(_ id: Int, path: String) throws(StoreIOError) {
         lock.lock()
         defer { lock.unlock() }
         let fate = try begin("sync", path)
@@ -290,14 +290,14 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
         }
     }
 
-    func size(_ id: Int, path: String) throws(StoreIOError) -> UInt64 {
+    package func size(_ id: Int, path: String) throws(StoreIOError) -> UInt64 {
         lock.lock()
         defer { lock.unlock() }
         try checkAlive("stat", path)
         return UInt64(inodes[id]?.current.count ?? 0)
     }
 
-    func truncate(_ id: Int, path: String, to size: UInt64) throws(StoreIOError) {
+    package func truncate(_ id: Int, path: String, to size: UInt64) throws(StoreIOError) {
         lock.lock()
         defer { lock.unlock() }
         let fate = try begin("truncate", path, "to \(size)")
@@ -312,7 +312,7 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
     // MARK: Power loss
 
     /// The disk as `policy` leaves it after the machine stops now.
-    func powerLoss(_ policy: PowerLossPolicy) -> DiskImage {
+    package func powerLoss(_ policy: PowerLossPolicy) -> DiskImage {
         lock.lock()
         defer { lock.unlock() }
         var generator = SeededGenerator(seed: 0)
@@ -384,44 +384,44 @@ final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendable {
 
 /// A handle on one file of a ``FaultInjectingFileSystem``; it keeps its file through renames
 /// and removes, as a file descriptor does.
-final class FaultInjectingFile: StoreFile, @unchecked Sendable {
+package final class FaultInjectingFile: StoreFile, @unchecked Sendable {
     private let fileSystem: FaultInjectingFileSystem
     private let inode: Int
     private let path: String
     private let readOnly: Bool
 
-    init(fileSystem: FaultInjectingFileSystem, inode: Int, path: String, readOnly: Bool) {
+    package init(fileSystem: FaultInjectingFileSystem, inode: Int, path: String, readOnly: Bool) {
         self.fileSystem = fileSystem
         self.inode = inode
         self.path = path
         self.readOnly = readOnly
     }
 
-    func read(at offset: UInt64, count: Int) throws(StoreIOError) -> [UInt8] {
+    package func read(at offset: UInt64, count: Int) throws(StoreIOError) -> [UInt8] {
         try fileSystem.read(inode, path: path, at: offset, count: count)
     }
 
-    func write(_ bytes: [UInt8], at offset: UInt64) throws(StoreIOError) {
+    package func write(_ bytes: [UInt8], at offset: UInt64) throws(StoreIOError) {
         try checkWritable("write")
         try fileSystem.write(inode, path: path, bytes, at: offset)
     }
 
-    func sync() throws(StoreIOError) {
+    package func sync() throws(StoreIOError) {
         try fileSystem.sync(inode, path: path)
     }
 
-    func size() throws(StoreIOError) -> UInt64 {
+    package func size() throws(StoreIOError) -> UInt64 {
         try fileSystem.size(inode, path: path)
     }
 
-    func truncate(to size: UInt64) throws(StoreIOError) {
+    package func truncate(to size: UInt64) throws(StoreIOError) {
         try checkWritable("truncate")
         try fileSystem.truncate(inode, path: path, to: size)
     }
 
-    func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool { true }
+    package func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool { true }
 
-    func close() {}
+    package func close() {}
 
     private func checkWritable(_ operation: String) throws(StoreIOError) {
         guard !readOnly else { throw StoreIOError(operation: operation, path: path, code: EBADF, reason: "the file was opened read-only") }

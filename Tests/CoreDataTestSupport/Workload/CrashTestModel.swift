@@ -5,8 +5,8 @@ import Foundation
 /// The model of the crash and fault suites: Owner 1—* Item (ordered), Item *—* Tag, and Note
 /// with large binary values (a save of notes spans several log frames). Items carry every
 /// attribute type.
-enum CrashTestModel {
-    static let model: NSManagedObjectModel = {
+package enum CrashTestModel {
+    package static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
             let attribute = NSAttributeDescription()
             attribute.name = name
@@ -58,20 +58,20 @@ enum CrashTestModel {
         return model
     }()
 
-    static let entityNames = ["Item", "Note", "Owner", "Tag"]
+    package static let entityNames = ["Item", "Note", "Owner", "Tag"]
 
-    static func id(_ entity: String, _ key: Int64) -> StoreObjectID {
+    package static func id(_ entity: String, _ key: Int64) -> StoreObjectID {
         StoreObjectID(entityName: entity, primaryKey: key)
     }
 
-    static func owner(_ key: Int64, _ name: String, rank: Int64 = 0, items: [Int64]) -> StoreRow {
+    package static func owner(_ key: Int64, _ name: String, rank: Int64 = 0, items: [Int64]) -> StoreRow {
         StoreRow(objectID: id("Owner", key), version: 0, values: [
             "name": .string(name), "rank": .integer(rank), "items": .references(items.map { id("Item", $0) }),
         ])
     }
 
     /// An item with a value of every attribute type, varied by `key` and `variant`.
-    static func item(_ key: Int64, owner: Int64?, tags: [Int64] = [], variant: Int64 = 0) -> StoreRow {
+    package static func item(_ key: Int64, owner: Int64?, tags: [Int64] = [], variant: Int64 = 0) -> StoreRow {
         let seed = key * 1_000 + variant
         return StoreRow(objectID: id("Item", key), version: 0, values: [
             "i16": .integer(Int64(Int16.min) + seed % 30_000), "i32": .integer(Int64(Int32.max) - seed),
@@ -87,14 +87,14 @@ enum CrashTestModel {
         ])
     }
 
-    static func tag(_ key: Int64, _ label: String, items: [Int64] = []) -> StoreRow {
+    package static func tag(_ key: Int64, _ label: String, items: [Int64] = []) -> StoreRow {
         StoreRow(objectID: id("Tag", key), version: 0, values: [
             "label": .string(label), "items": .references(items.map { id("Item", $0) }),
         ])
     }
 
     /// A note whose body is `size` bytes of poorly compressible data.
-    static func note(_ key: Int64, size: Int) -> StoreRow {
+    package static func note(_ key: Int64, size: Int) -> StoreRow {
         var generator = SeededGenerator(seed: UInt64(key))
         var body = Data(count: size)
         body.withUnsafeMutableBytes { raw in

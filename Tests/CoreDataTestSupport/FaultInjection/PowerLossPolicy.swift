@@ -3,7 +3,7 @@ import CoreDataPageCodec
 /// What survives on disk when the machine stops, given what the dead process had written and
 /// synced (``FaultInjectingFileSystem/powerLoss(_:)``). Whole 512-byte sectors are atomic;
 /// nothing else is.
-enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
+package enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
     /// Only the process died: the kernel still writes back everything it was given, and every
     /// create, rename and remove stands.
     case processCrash
@@ -21,7 +21,7 @@ enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
     /// random prefix of the unsynced folder changes (`seed` picks).
     case randomSubset(seed: UInt64)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .processCrash: return "process crash"
         case .dropUnsynced: return "drop unsynced"
@@ -33,11 +33,13 @@ enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The files on a disk after a crash, by path.
-struct DiskImage: Sendable, Equatable {
-    var files: [String: [UInt8]] = [:]
+package struct DiskImage: Sendable, Equatable {
+    package var files: [String: [UInt8]] = [:]
+
+    package init(files: [String: [UInt8]] = [:]) { self.files = files }
 
     /// A hash of every path and byte, to tell images apart cheaply.
-    var fingerprint: UInt64 {
+    package var fingerprint: UInt64 {
         var hash: UInt64 = 0
         for path in files.keys.sorted() {
             hash = PageChecksum.xxh3(Array(path.utf8), seed: hash)
@@ -48,12 +50,12 @@ struct DiskImage: Sendable, Equatable {
 }
 
 /// SplitMix64: a small seeded generator, so every scenario is reproducible from its seed.
-struct SeededGenerator: RandomNumberGenerator {
+package struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

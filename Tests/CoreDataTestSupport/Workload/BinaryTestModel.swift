@@ -3,9 +3,9 @@ import CoreDataStorage
 import Foundation
 
 /// A model with every attribute type and to-one, to-many and ordered relationships:
-/// Owner 1—* Item (ordered), Item *—* Tag.
-enum BinaryTestModel {
-    static let model: NSManagedObjectModel = {
+/// Owner 1—* Item (ordered), Item *—* Tag. Shared by the binary and XML store tests.
+package enum BinaryTestModel {
+    package static let model: NSManagedObjectModel = {
         func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
             let attribute = NSAttributeDescription()
             attribute.name = name
@@ -54,14 +54,14 @@ enum BinaryTestModel {
         return model
     }()
 
-    static func owner(_ key: Int64, _ name: String, items: [Int64]) -> StoreRow {
+    package static func owner(_ key: Int64, _ name: String, items: [Int64]) -> StoreRow {
         StoreRow(objectID: StoreObjectID(entityName: "Owner", primaryKey: key), version: 0, values: [
             "name": .string(name), "items": .references(items.map { StoreObjectID(entityName: "Item", primaryKey: $0) }),
         ])
     }
 
     /// An item with a value of every attribute type, varied by `key`.
-    static func item(_ key: Int64, owner: Int64?, tags: [Int64] = []) -> StoreRow {
+    package static func item(_ key: Int64, owner: Int64?, tags: [Int64] = []) -> StoreRow {
         var values: [String: StoreValue] = [
             "i16": .integer(Int64(Int16.min) + key), "i32": .integer(Int64(Int32.max) - key), "i64": .integer(Int64.min + key),
             "flag": .bool(key % 2 == 0), "double": .double(Double(key) * 1.5), "float": .double(Double(Float(key) / 4)),
@@ -75,13 +75,13 @@ enum BinaryTestModel {
         return StoreRow(objectID: StoreObjectID(entityName: "Item", primaryKey: key), version: 0, values: values)
     }
 
-    static func tag(_ key: Int64, _ label: String, items: [Int64] = []) -> StoreRow {
+    package static func tag(_ key: Int64, _ label: String, items: [Int64] = []) -> StoreRow {
         StoreRow(objectID: StoreObjectID(entityName: "Tag", primaryKey: key), version: 0, values: [
             "label": .string(label), "items": .references(items.map { StoreObjectID(entityName: "Item", primaryKey: $0) }),
         ])
     }
 
-    static func temporaryPath(_ name: String = "store") -> String {
+    package static func temporaryPath(_ name: String = "store") -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("binary-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder.appendingPathComponent(name).path

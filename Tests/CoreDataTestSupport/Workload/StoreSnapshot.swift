@@ -1,24 +1,25 @@
-import CoreDataBinaryStore
 import CoreDataStorage
 import Foundation
 
 /// A store's whole contents as the suites compare them: every row with its version and non-null
 /// values, and the metadata marker the workloads set.
-struct StoreSnapshot: Equatable, Sendable, CustomStringConvertible {
-    static let markerKey = "CrashSuiteMarker"
+package struct StoreSnapshot: Equatable, Sendable, CustomStringConvertible {
+    package static let markerKey = "CrashSuiteMarker"
 
-    var rows: [StoreObjectID: StoreRow] = [:]
-    var marker: String?
+    package var rows: [StoreObjectID: StoreRow] = [:]
+    package var marker: String?
+
+    package init() {}
 
     /// `row` without its null values (a store may keep or drop them).
-    static func normalized(_ row: StoreRow) -> StoreRow {
+    package static func normalized(_ row: StoreRow) -> StoreRow {
         var copy = row
         copy.values = row.values.filter { !$0.value.isNull }
         return copy
     }
 
     /// Reads every row of every entity and the marker through the store protocol.
-    static func read(_ store: BinaryStore) throws -> StoreSnapshot {
+    package static func read(_ store: any PersistentStoreEngine) throws -> StoreSnapshot {
         var snapshot = StoreSnapshot()
         for name in CrashTestModel.entityNames {
             guard let entity = CrashTestModel.model.entitiesByName[name] else { continue }
@@ -31,13 +32,20 @@ struct StoreSnapshot: Equatable, Sendable, CustomStringConvertible {
         return snapshot
     }
 
-    var description: String {
+    /// The snapshot with its rows renamed (see ``CrashWorkload/renumbered(_:)``).
+    func renumbered(_ rename: (StoreObjectID) -> StoreObjectID, _ row: (StoreRow) -> StoreRow) -> StoreSnapshot {
+        var copy = self
+        copy.rows = Dictionary(uniqueKeysWithValues: rows.values.map { (rename($0.objectID), row($0)) })
+        return copy
+    }
+
+    package var description: String {
         let counts = Dictionary(grouping: rows.keys, by: \.entityName).mapValues(\.count).sorted { $0.key < $1.key }
         return "\(counts.map { "\($0.key): \($0.value)" }.joined(separator: ", ")), marker \(marker ?? "none")"
     }
 
     /// What differs from `expected`, for failure messages.
-    func difference(from expected: StoreSnapshot) -> String {
+    package func difference(from expected: StoreSnapshot) -> String {
         var lines: [String] = []
         for id in Set(rows.keys).union(expected.rows.keys).sorted() {
             switch (rows[id], expected.rows[id]) {

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Base64 as the XML store writes it (`Formats/xml-store.md §6`): standard alphabet with padding,
+/// no line breaks when written; ASCII whitespace anywhere is ignored when read (Apple breaks lines).
+enum Base64Text {
+    static func encode(_ data: Data) -> String { data.base64EncodedString() }
+
+    /// The bytes, or `nil` when the text (without whitespace) is not base64.
+    static func decode(_ text: String) -> Data? {
+        // Only the alphabet, padding and whitespace may appear; checked in C (strspn) because the
+        // texts are large (whole binary attributes) and a Swift loop is slow in debug builds.
+        let utf8Count = text.utf8.count
+        let valid = text.withCString { strspn($0, alphabetAndWhitespace) == utf8Count }
+        guard valid else { return nil }
+        return Data(base64Encoded: Data(text.utf8), options: .ignoreUnknownCharacters)
+    }
+
+    private static let alphabetAndWhitespace = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \n\r\t"
+}
+
+/// Property-list dates (`Formats/xml-store.md §4`): ISO 8601 in UTC, `2026-11-23T12:00:00Z`.
+enum PlistDate {
+    static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    static func parse(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+}

@@ -1,0 +1,20 @@
+/// The constants of the XML store's layout (`Formats/xml-store.md`).
+public enum XMLStoreLayout {
+    /// The first line of every file we write (`Formats/xml-store.md §1, §2`).
+    public static let declaration = #"<?xml version="1.0" standalone="yes"?>"#
+    /// The document type line Apple writes; the DTD is never loaded (`§1, §2`).
+    public static let doctype = #"<!DOCTYPE database SYSTEM "file:///System/Library/DTDs/CoreData.dtd">"#
+    /// The store version written in `<version>`: the value Apple's files carry (`§1, §3`).
+    public static let storeVersion: Int64 = 134_481_920
+    /// The prefix of every object's `id` (`§1, §5`).
+    public static let idPrefix = "z"
+    /// The largest object number a file may use in an `id`, `idrefs` or `<nextObjectID>`, so that
+    /// handing out the numbers after it can never overflow (`§1, §3, §5`).
+    public static let largestObjectNumber: Int64 = 1 << 62
+    /// The suffix of the file a save writes beside the store before renaming it over (`§1, §11`).
+    public static let pendingFileSuffix = ".new"
+    /// How many bytes the engine hands the decoder at a time (`§1, §12`).
+    public static let readChunkSize = 262_144
+    /// How many bytes the encoder collects before handing them to the file layer (`§1, §12`).
+    public static let writeChunkSize = 1_048_576
+}

@@ -1,0 +1,236 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+/// How a model's entities and properties are spelled in an XML store, and the conversion between
+/// the file's objects and store rows (`Formats/xml-store.md §5–§8`). No I/O.
+///
+/// Threading: immutable after creation; safe from any thread.
+public struct XMLStoreSchema: @unchecked Sendable {
+    private struct Property {
+        let name: String
+        let attribute: NSAttributeDescription?
+        let relationship: NSRelationshipDescription?
+    }
+
+    private struct Entity {
+        let entity: NSEntityDescription
+        let name: String
+        let writtenName: String
+        /// Persistent properties in the model's order, for writing.
+        let properties: [Property]
+        /// The same, by lower-cased name, for reading.
+        let byWrittenName: [String: Property]
+    }
+
+    private let entities: [String: Entity]
+    private let entitiesByWrittenName: [String: Entity]
+
+    /// The metadata keys the file keeps outside the property list (§3, §4).
+    public static let uuidKey = "NSStoreUUID"
+    public static let typeKey = "NSStoreType"
+    /// The store type the reader reports in the metadata (§4).
+    public static let storeType = "XML"
+
+    /// The spelling of a frozen model.
+    ///
+    /// - Throws: when two entities, or two properties of one entity, differ only in case (§8).
+    public init(model: NSManagedObjectModel) throws(XMLStoreError) {
+        var entities: [String: Entity] = [:]
+        var byWritten: [String: Entity] = [:]
+        for entity in model.entities {
+            guard let name = entity.name else { continue }
+            var properties: [Property] = []
+            var byName: [String: Property] = [:]
+            for property in entity.properties where !property.isTransient {
+                let item = Property(
+                    name: property.name, attribute: property as? NSAttributeDescription,
+                    relationship: property as? NSRelationshipDescription)
+                guard item.attribute != nil || item.relationship != nil else { continue }
+                let written = property.name.lowercased()
+                if let other = byName[written] {
+                    throw XMLStoreError(line: 0, "entity '\(name)' has properties '\(other.name)' and '\(property.name)', which an XML store cannot tell apart (names are written lower-cased)")
+                }
+                byName[written] = item
+                properties.append(item)
+            }
+            let described = Entity(entity: entity, name: name, writtenName: name.uppercased(), properties: properties, byWrittenName: byName)
+            if let other = byWritten[described.writtenName] {
+                throw XMLStoreError(line: 0, "entities '\(other.name)' and '\(name)' cannot share an XML store (entity names are written upper-cased)")
+            }
+            byWritten[described.writtenName] = described
+            entities[name] = described
+        }
+        self.entities = entities
+        self.entitiesByWrittenName = byWritten
+    }
+
+    // MARK: Reading
+
+    /// The rows the document's objects describe, checked against the model: every entity and
+    /// property exists, every value parses as its type, every reference names an object of the
+    /// right entity, and every relationship has the model's arity.
+    public func rows(from document: XMLStoreDocument) throws(XMLStoreError) -> [StoreRow] {
+        var owners: [Int64: Entity] = [:]
+        owners.reserveCapacity(document.objects.count)
+        for object in document.objects {
+            guard let entity = entitiesByWrittenName[object.type] ?? entitiesByWrittenName[object.type.uppercased()] else {
+                throw XMLStoreError(line: object.line, "object z\(object.id) has type '\(object.type)', which is no entity of the model")
+            }
+            guard !entity.entity.isAbstract else {
+                throw XMLStoreError(line: object.line, "object z\(object.id) is of the abstract entity '\(entity.name)'")
+            }
+            guard owners.updateValue(entity, forKey: object.id) == nil else {
+                throw XMLStoreError(line: object.line, "duplicate id z\(object.id)")
+            }
+        }
+        var rows: [StoreRow] = []
+        rows.reserveCapacity(document.objects.count)
+        for object in document.objects {
+            guard let entity = owners[object.id] else { continue }
+            rows.append(try row(for: object, of: entity, owners: owners))
+        }
+        return rows
+    }
+
+    private func row(for object: XMLStoreObject, of entity: Entity, owners: [Int64: Entity]) throws(XMLStoreError) -> StoreRow {
+        var values: [String: StoreValue] = [:]
+        values.reserveCapacity(object.attributes.count + object.relationships.count)
+        for attribute in object.attributes {
+            guard let property = entity.byWrittenName[attribute.name] ?? entity.byWrittenName[attribute.name.lowercased()],
+                  let description = property.attribute else {
+                throw XMLStoreError(line: attribute.line, "entity '\(entity.name)' has no attribute '\(attribute.name)'")
+            }
+            guard XMLValueText.knownTypeNames.contains(attribute.type) else {
+                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' has unknown type '\(attribute.type)'")
+            }
+            let expected = XMLValueText.typeName(description.attributeType)
+            guard attribute.type == expected else {
+                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' of '\(entity.name)' is \(description.attributeType.xcodeName) in the model, but the file says '\(attribute.type)'")
+            }
+            guard values[property.name] == nil else {
+                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' appears twice in object z\(object.id)")
+            }
+            guard let value = XMLValueText.decode(attribute.text, isBase64: attribute.isBase64, as: description.attributeType) else {
+                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)': '\(attribute.text.prefix(80))' is not a valid \(attribute.type)")
+            }
+            values[property.name] = value
+        }
+        for relationship in object.relationships {
+            guard let property = entity.byWrittenName[relationship.name] ?? entity.byWrittenName[relationship.name.lowercased()],
+                  let description = property.relationship else {
+                throw XMLStoreError(line: relationship.line, "entity '\(entity.name)' has no relationship '\(relationship.name)'")
+            }
+            guard values[property.name] == nil else {
+                throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' appears twice in object z\(object.id)")
+            }
+            let fileToOne = relationship.maxCount == 1
+            guard fileToOne == !description.isToMany else {
+                throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' of '\(entity.name)' is \(description.isToMany ? "to-many" : "to-one") in the model, but the file's type \(relationship.minCount)/\(relationship.maxCount) says \(fileToOne ? "to-one" : "to-many")")
+            }
+            if fileToOne && relationship.idrefs.count > 1 {
+                throw XMLStoreError(line: relationship.line, "to-one relationship '\(relationship.name)' refers to \(relationship.idrefs.count) objects")
+            }
+            var targets: [StoreObjectID] = []
+            targets.reserveCapacity(relationship.idrefs.count)
+            for id in relationship.idrefs {
+                guard let target = owners[id] else {
+                    throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' refers to z\(id), which is no object in the file")
+                }
+                if let destination = description.destinationEntity, !target.entity.isKindOf(entity: destination) {
+                    throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' refers to z\(id), a '\(target.name)', not a '\(destination.name ?? "")'")
+                }
+                targets.append(StoreObjectID(entityName: target.name, primaryKey: id))
+            }
+            if description.isToMany {
+                values[property.name] = .references(targets)
+            } else if let target = targets.first {
+                values[property.name] = .reference(target)
+            }
+        }
+        return StoreRow(objectID: StoreObjectID(entityName: entity.name, primaryKey: object.id), version: object.version, values: values)
+    }
+
+    /// The store metadata the file holds: its property list, with `NSStoreUUID` from `<UUID>` and
+    /// `NSStoreType` `"XML"` (§4).
+    ///
+    /// - Throws: when the version hashes name an entity the model does not have.
+    public func metadata(from info: XMLStoreInfo) throws(XMLStoreError) -> StoreMetadata {
+        if case .dictionary(let hashes)? = info.metadata[NSStoreModelVersionHashesKey] {
+            for name in hashes.keys.sorted() where entities[name] == nil {
+                throw XMLStoreError(line: info.metadataLine, "the metadata's \(NSStoreModelVersionHashesKey) names the entity '\(name)', which the model does not have")
+            }
+        }
+        var values = info.metadata.mapValues(\.object)
+        values[Self.uuidKey] = info.uuid
+        values[Self.typeKey] = Self.storeType
+        return StoreMetadata(values)
+    }
+
+    // MARK: Writing
+
+    /// `<databaseInfo>` for `metadata` (§3, §4).
+    ///
+    /// - Throws: when a metadata value is not a property-list value or holds characters XML
+    ///   cannot carry.
+    public func info(metadata: StoreMetadata, nextObjectID: Int64) throws(XMLStoreError) -> XMLStoreInfo {
+        var entries: [String: PropertyListValue] = [:]
+        for (key, value) in metadata.values where key != Self.uuidKey && key != Self.typeKey {
+            guard let converted = PropertyListValue(value) else {
+                throw XMLStoreError(line: 0, "metadata '\(key)' holds a \(type(of: value)), which a property list cannot hold")
+            }
+            guard XMLCharacters.canHold(key), Self.canHold(converted) else {
+                throw XMLStoreError(line: 0, "metadata '\(key)' holds characters XML 1.0 cannot carry")
+            }
+            entries[key] = converted
+        }
+        let uuid = (metadata[Self.uuidKey] as? String).flatMap { XMLCharacters.canHold($0) ? $0 : nil } ?? UUID().uuidString
+        return XMLStoreInfo(uuid: uuid, nextObjectID: nextObjectID, metadata: entries)
+    }
+
+    private static func canHold(_ value: PropertyListValue) -> Bool {
+        switch value {
+        case .string(let text): return XMLCharacters.canHold(text)
+        case .array(let items): return items.allSatisfy(canHold)
+        case .dictionary(let entries): return entries.allSatisfy { XMLCharacters.canHold($0.key) && canHold($0.value) }
+        default: return true
+        }
+    }
+
+    /// The `<object>` of a row: attributes and relationships in the model's order, nil values
+    /// left out, unordered to-many references in ascending id order (§5–§7).
+    ///
+    /// - Throws: when the row's entity is not in the model or a value is not of its property's kind.
+    public func object(for row: StoreRow) throws(XMLStoreError) -> XMLStoreObject {
+        guard let entity = entities[row.objectID.entityName] else {
+            throw XMLStoreError(line: 0, "\(row.objectID) is of no entity of the model")
+        }
+        var object = XMLStoreObject(type: entity.writtenName, id: row.objectID.primaryKey, version: row.version)
+        for property in entity.properties {
+            guard let value = row.values[property.name], !value.isNull else { continue }
+            if let attribute = property.attribute {
+                guard let typeName = XMLValueText.typeName(attribute.attributeType),
+                      let (text, isBase64) = XMLValueText.encode(value, as: attribute.attributeType) else {
+                    throw XMLStoreError(line: 0, "\(row.objectID).\(property.name): \(value) cannot be written as a \(attribute.attributeType.xcodeName) attribute")
+                }
+                object.attributes.append(XMLStoreAttribute(name: property.name.lowercased(), type: typeName, text: text, isBase64: isBase64))
+            } else if let relationship = property.relationship {
+                let ids: [Int64]
+                switch value {
+                case .reference(let target) where !relationship.isToMany: ids = [target.primaryKey]
+                case .references(let targets) where relationship.isToMany:
+                    ids = relationship.isOrdered ? targets.map(\.primaryKey) : targets.map(\.primaryKey).sorted()
+                default:
+                    throw XMLStoreError(line: 0, "\(row.objectID).\(property.name): \(value) does not fit a \(relationship.isToMany ? "to-many" : "to-one") relationship")
+                }
+                object.relationships.append(XMLStoreRelationship(
+                    name: property.name.lowercased(),
+                    minCount: relationship.isToMany ? relationship.minCount : 1,
+                    maxCount: relationship.isToMany ? relationship.maxCount : 1,
+                    destination: relationship.destinationEntity?.name?.uppercased() ?? "",
+                    idrefs: ids))
+            }
+        }
+        return object
+    }
+}

@@ -1,0 +1,239 @@
+import CoreDataFileSystem
+import CoreDataModel
+import CoreDataStorage
+import CoreDataXMLFormat
+import Foundation
+
+/// The XML store (`NSXMLStoreType`, `Formats/xml-store.md`): Apple's XML layout, read whole when
+/// the store opens and rewritten whole, atomically, by every change.
+///
+/// The objects live in a ``RowTable`` (the same rules as the in-memory store). A save applies the
+/// change to a copy, writes the copy to `NAME.new`, syncs it, renames it over `NAME` and syncs the
+/// folder (`§11`); only then does the copy become the store's state, so a failed or interrupted
+/// save leaves both the file and the store as they were. Primary keys are numbered store-wide
+/// because they are the file's `id="z…"` numbers (`§5`).
+///
+/// Threading: every method is safe from any thread. Writers (saves, metadata, batch changes)
+/// run one at a time; fetches read a snapshot and never wait for a writer's I/O.
+/// Complexity: opening and every save are O(size of the store); a fetch O(rows of the entities).
+/// Errors: a damaged file opens with ``StoreError/corrupt(detail:)`` naming the file, line and
+/// problem; I/O failures are ``StoreError/io(detail:)``. A failed sync, rename or folder sync
+/// poisons the handle: every later call throws that error.
+public final class XMLStore: PersistentStoreEngine, @unchecked Sendable {
+    private struct State {
+        var table: RowTable
+        var metadata: StoreMetadata
+        var isClosed = false
+        var poisoned: StoreError?
+    }
+
+    /// The store's file.
+    public let path: String
+    private let options: XMLStoreOptions
+    private let schema: XMLStoreSchema
+    private let lock = NSLock()
+    private let writerLock = NSLock()
+    private var state: State
+
+    /// Opens the store at `path`, or creates it with `metadata` (writing the empty file at once)
+    /// when there is none and the store is not read-only.
+    ///
+    /// - Throws: ``StoreError/corrupt(detail:)`` for a file that is not a valid XML store for
+    ///   `model`; ``StoreError/io(detail:)`` when the file cannot be read or created, or the
+    ///   model's names clash in an XML store (`§8`).
+    public init(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: XMLStoreOptions = XMLStoreOptions()) throws(StoreError) {
+        self.path = path
+        self.options = options
+        do {
+            schema = try XMLStoreSchema(model: model)
+        } catch {
+            throw .io(detail: "\(path): \(error)")
+        }
+        var table = RowTable(entities: model.entitiesByName, keyScope: .storeWide)
+        let fileSystem = options.fileSystem
+        if fileSystem.fileExists(path) {
+            let (document, loaded) = try Self.load(path: path, fileSystem: fileSystem, schema: schema)
+            do {
+                try table.load(loaded)
+            } catch {
+                throw .corrupt(detail: "\(path): \(error)")
+            }
+            table.advanceKeys(pastOrTo: document.info.nextObjectID)
+            let stored: StoreMetadata
+            do {
+                stored = try schema.metadata(from: document.info)
+            } catch {
+                throw .corrupt(detail: "\(path) \(error)")
+            }
+            state = State(table: table, metadata: stored)
+            // A save that died before its rename left this behind; it was never the store.
+            if !options.readOnly && fileSystem.fileExists(path + XMLStoreLayout.pendingFileSuffix) {
+                do { try fileSystem.remove(path + XMLStoreLayout.pendingFileSuffix) } catch { throw .io(detail: "\(error)") }
+            }
+        } else {
+            guard !options.readOnly else { throw .io(detail: "there is no XML store at \(path) to open read-only") }
+            state = State(table: table, metadata: metadata)
+            try write(table, metadata)
+        }
+    }
+
+    /// Reads and decodes the file in chunks of ``XMLStoreLayout/readChunkSize``.
+    private static func load(path: String, fileSystem: any StoreFileSystem, schema: XMLStoreSchema) throws(StoreError) -> (XMLStoreDocument, [StoreRow]) {
+        let reader = XMLStoreReader()
+        do {
+            let file = try fileSystem.open(path, create: false, readOnly: true)
+            defer { file.close() }
+            let size = try file.size()
+            var offset: UInt64 = 0
+            while offset < size {
+                let chunk = try file.read(at: offset, count: XMLStoreLayout.readChunkSize)
+                if chunk.isEmpty { break }
+                do { try reader.feed(chunk) } catch { throw StoreError.corrupt(detail: "\(path) \(error)") }
+                offset += UInt64(chunk.count)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+        do {
+            let document = try reader.finish()
+            return (document, try schema.rows(from: document))
+        } catch {
+            throw .corrupt(detail: "\(path) \(error)")
+        }
+    }
+
+    private func withState<T>(_ body: (inout State) throws(StoreError) -> T) throws(StoreError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !state.isClosed else { throw .closed }
+        if let poisoned = state.poisoned { throw poisoned }
+        return try body(&state)
+    }
+
+    /// Runs one writer: `change` makes the new table and metadata from a snapshot, the file is
+    /// written, and only then does the new state replace the old.
+    private func change<T>(_ change: (inout RowTable, inout StoreMetadata) throws(StoreError) -> T) throws(StoreError) -> T {
+        guard !options.readOnly else { throw .io(detail: "the XML store at \(path) is read-only") }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        var (table, metadata) = try withState { ($0.table, $0.metadata) }
+        let result = try change(&table, &metadata)
+        try write(table, metadata)
+        try withState { state in
+            // Keys handed out while the file was written must not be handed out again.
+            table.advanceKeys(pastOrTo: state.table.nextKey() - 1)
+            state.table = table
+            state.metadata = metadata
+        }
+        return result
+    }
+
+    /// Writes the whole store beside the file, syncs, renames over and syncs the folder (§11).
+    private func write(_ table: RowTable, _ metadata: StoreMetadata) throws(StoreError) {
+        let fileSystem = options.fileSystem
+        let pending = path + XMLStoreLayout.pendingFileSuffix
+        let info: XMLStoreInfo
+        do {
+            info = try schema.info(metadata: metadata, nextObjectID: table.nextKey() - 1)
+        } catch {
+            throw .io(detail: "\(path): \(error)")
+        }
+        let file: any StoreFile
+        do {
+            if fileSystem.fileExists(pending) { try fileSystem.remove(pending) }
+            file = try fileSystem.open(pending, create: true, readOnly: false)
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+        do {
+            var offset: UInt64 = 0
+            var writer = XMLStoreWriter { bytes in
+                try file.write(bytes, at: offset)
+                offset += UInt64(bytes.count)
+            }
+            try writer.begin(info)
+            for id in table.rows.keys.sorted(by: { $0.primaryKey < $1.primaryKey }) {
+                guard let row = table.rows[id] else { continue }
+                try writer.write(try schema.object(for: row))
+            }
+            try writer.finish()
+        } catch {
+            file.close()
+            // The old file is untouched; free the space the partial copy took (best effort).
+            try? fileSystem.remove(pending)
+            throw .io(detail: "writing \(pending): \(error)")
+        }
+        do {
+            try file.sync()
+            file.close()
+            try fileSystem.rename(pending, to: path)
+            try fileSystem.syncDirectory(containing: path)
+        } catch {
+            file.close()
+            // The kernel may have dropped the unsynced pages: nothing this handle believes about
+            // the file can be trusted any more.
+            let failure = StoreError.io(detail: "\(error); the XML store at \(path) must be reopened")
+            lock.withLock { state.poisoned = failure }
+            throw failure
+        }
+    }
+
+    // MARK: PersistentStoreEngine
+
+    public func metadata() throws(StoreError) -> StoreMetadata {
+        try withState { $0.metadata }
+    }
+
+    /// Replaces the metadata and writes the file at once.
+    public func setMetadata(_ metadata: StoreMetadata) throws(StoreError) {
+        try change { (_, stored) throws(StoreError) in stored = metadata }
+    }
+
+    public func row(for objectID: StoreObjectID) throws(StoreError) -> StoreRow? {
+        try withState { $0.table.rows[objectID] }
+    }
+
+    /// The rows of `objectIDs` under one lock.
+    public func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow] {
+        try withState { state in objectIDs.compactMap { state.table.rows[$0] } }
+    }
+
+    /// Keys come from one store-wide counter (§5); they are written with the next save.
+    public func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64] {
+        try withState { $0.table.reserveKeys(entityName: entityName, count: count) }
+    }
+
+    public func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult {
+        let snapshot = try withState { $0.table }
+        let matches = snapshot.matching(request)
+        switch request.resultType {
+        case .count: return .count(matches.count)
+        case .objectIDs: return .objectIDs(matches.map(\.objectID))
+        case .rows: return .rows(matches)
+        }
+    }
+
+    public func save(_ changes: StoreChangeSet) throws(StoreError) -> [StoreObjectID: Int64] {
+        if changes.isEmpty { return [:] }
+        return try change { (table, _) throws(StoreError) in try table.apply(changes) }
+    }
+
+    public func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID] {
+        try change { (table, _) throws(StoreError) in table.batchDelete(request) }
+    }
+
+    public func batchUpdate(_ request: StoreFetchRequest, values: [String: StoreValue]) throws(StoreError) -> [StoreObjectID] {
+        try change { (table, _) throws(StoreError) in try table.batchUpdate(request, values: values) }
+    }
+
+    /// Releases the store; every change is already on disk.
+    public func close() throws(StoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !state.isClosed else { throw .closed }
+        state.isClosed = true
+        if let poisoned = state.poisoned { throw poisoned }
+    }
+}

@@ -1,0 +1,13 @@
+import CoreDataFileSystem
+
+/// How an ``XMLStore`` opens.
+public struct XMLStoreOptions: Sendable {
+    /// The file layer every read, write, rename and sync goes through; tests pass a
+    /// fault-injecting one.
+    public var fileSystem: any StoreFileSystem = POSIXFileSystem()
+    /// Open for reading only: saves and metadata changes throw, nothing is written (not even a
+    /// leftover `NAME.new` is removed), and a missing file is an error instead of a new store.
+    public var readOnly = false
+
+    public init() {}
+}
