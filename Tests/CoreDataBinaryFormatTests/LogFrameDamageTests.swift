@@ -1,6 +1,7 @@
 import CoreDataBinaryFormat
 import CoreDataBinaryStore
 import CoreDataStorage
+import CoreDataTestSupport
 import Foundation
 import XCTest
 
