@@ -100,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "coredata",
             dependencies: [
-                "CoreData", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataStorage",
+                "CoreData", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataXMLFormat", "CoreDataStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

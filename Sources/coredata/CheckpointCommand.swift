@@ -25,20 +25,9 @@ struct CheckpointCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let path = arguments.store
-            let store = try StoreAccess.open(path, command: "checkpoint", writable: true)
-            let before: BinaryStoreStatistics
-            let after: BinaryStoreStatistics
-            let bar = ProgressBar(label: "checkpoint")
-            do throws(StoreError) {
-                before = try store.statistics()
-                try store.checkpoint(truncatingLog: true) { bar.update(done: $0, total: $1) }
-                bar.finish()
-                after = try store.statistics()
-            } catch {
-                bar.finish()
-                throw CLIError.store(error, path: path)
+            let (before, after) = try WritableStoreRun.run(path, command: "checkpoint") { (store, progress) throws(StoreError) in
+                try store.checkpoint(truncatingLog: true, progress: progress)
             }
-            try StoreAccess.close(store)
             if arguments.json {
                 Console.print(JSONValue.object([
                     ("store", .string(path)),

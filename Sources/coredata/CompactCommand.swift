@@ -25,20 +25,9 @@ struct CompactCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let path = arguments.store
-            let store = try StoreAccess.open(path, command: "compact", writable: true)
-            let before: BinaryStoreStatistics
-            let after: BinaryStoreStatistics
-            let bar = ProgressBar(label: "compact")
-            do throws(StoreError) {
-                before = try store.statistics()
-                try store.compact { bar.update(done: $0, total: $1) }
-                bar.finish()
-                after = try store.statistics()
-            } catch {
-                bar.finish()
-                throw CLIError.store(error, path: path)
+            let (before, after) = try WritableStoreRun.run(path, command: "compact") { (store, progress) throws(StoreError) in
+                try store.compact(progress: progress)
             }
-            try StoreAccess.close(store)
             let objects = after.objectsByEntity.values.reduce(0, +)
             if arguments.json {
                 Console.print(JSONValue.object([

@@ -8,16 +8,21 @@ struct CoreDataCommand: ParsableCommand {
         commandName: "coredata",
         abstract: "Inspect Core Data for Linux model and store files.",
         discussion: """
-            Reads binary stores (and their STORE-wal logs) with the same decoders the library \
-            uses, so it works without the app's model. Commands that only read open the store \
-            read-only and never change a byte of it; checkpoint and compact take the store's \
-            exclusive lock. XML stores are recognised but not read yet (exit status 7).
+            Reads binary stores (and their STORE-wal logs) and XML stores with the same decoders \
+            the library uses, so it works without the app's model. Commands that only read open \
+            the store read-only and never change a byte of it; checkpoint and compact take the \
+            store's exclusive lock. info, verify and dump read both kinds; log, pages, checkpoint \
+            and compact apply to binary stores only (an XML store has no log or pages: it is \
+            rewritten whole on every save; exit status 7). convert copies a store to the other \
+            type through migratePersistentStore.
 
             Example session:
               coredata info Library.store
               coredata verify Library.store
               coredata dump Library.store --entity Book --where 'pages > 300'
               coredata log Library.store --json
+              coredata convert Library.store Library.xml --to xml --model Library.xcdatamodeld
+              coredata verify Library.xml
 
             Every failure prints one line, "coredata: PROBLEM", on standard error.
 
@@ -26,7 +31,7 @@ struct CoreDataCommand: ParsableCommand {
         version: CoreDataLinuxVersion,
         subcommands: [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, LogCommand.self, PagesCommand.self,
-            CheckpointCommand.self, CompactCommand.self, ModelCommand.self,
+            CheckpointCommand.self, CompactCommand.self, ConvertCommand.self, ModelCommand.self,
         ]
     )
 }

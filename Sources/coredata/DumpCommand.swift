@@ -21,11 +21,16 @@ struct DumpCommand: ParsableCommand {
             dump first checks the whole store as verify does and refuses a damaged one (status \
             1), so it never prints records decoded from damaged bytes. Opens the store read-only.
 
+            An XML store is read whole with the store's reader and row mapping first. Without \
+            --model, entities take the spelling of the metadata's version hashes, properties \
+            the file's (lower-cased), and types come from the file's type attributes.
+
             Example:
               coredata dump Library.store
               coredata dump Library.store --entity Book --where 'pages > 300'
               coredata dump Library.store --where 'author.name == "Ada Lovelace"' --json
               coredata dump Library.store --model Library.xcdatamodeld --format xml
+              coredata dump Library.xml --entity Book --limit 10
             """
     )
 
@@ -62,6 +67,22 @@ struct DumpCommand: ParsableCommand {
                 try ModelLoading.load(modelPath, version: modelVersion)
             }
             let filter = try parsePredicate()
+            if try StoreKind.detect(path: path) == .xml {
+                // The whole file is decoded and mapped before anything prints: damage is reported,
+                // never printed.
+                let contents = try XMLStoreAccess.read(path, model: loadedModel, modelPath: model)
+                let rows = Dictionary(contents.rows.map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
+                let ids = contents.objectIDsByEntity
+                let described = contents.model.entitiesByName
+                let source = DumpSource(
+                    entityNames: contents.model.entities.compactMap(\.name),
+                    entities: described,
+                    propertyOrder: { name in described[name].map(Self.storedProperties) ?? [] },
+                    objectIDs: { ids[$0] ?? [] },
+                    row: { rows[$0] })
+                try dump(source, model: loadedModel, filter: filter)
+                return
+            }
             let store = try StoreAccess.open(path, command: "dump", model: loadedModel)
             // The store's lock is held from here on: no writer changes what verify checked.
             try StoreAccess.requireIntact(path)
@@ -69,12 +90,31 @@ struct DumpCommand: ParsableCommand {
                 if let loadedModel, let modelPath = model {
                     try ModelLoading.requireMatch(loadedModel, metadata: try store.metadata().values, modelPath: modelPath, storePath: path)
                 }
-                try dump(store, model: loadedModel, filter: filter)
+                let catalog = try store.storedCatalog()
+                let source = DumpSource(
+                    entityNames: catalog.entities.map(\.name),
+                    entities: loadedModel?.entitiesByName ?? [:],
+                    propertyOrder: { name in catalog.entityID(of: name).map { catalog.entities[$0].properties } ?? [] },
+                    objectIDs: { name in try store.objectIDs(ofEntity: name) },
+                    row: { id in try store.row(for: id) })
+                try dump(source, model: loadedModel, filter: filter)
             } catch let error as StoreError {
                 throw CLIError.store(error, path: path)
             }
             try StoreAccess.close(store)
         }
+    }
+
+    /// Where `dump` reads objects: a binary store through its engine, or an XML store's rows.
+    private struct DumpSource {
+        /// The entities the store knows (a binary store's catalog, an XML store's model).
+        var entityNames: [String]
+        /// The entities for typed `--where` comparisons.
+        var entities: [String: NSEntityDescription]
+        /// An entity's properties in print order, without `--model`.
+        var propertyOrder: (String) -> [String]
+        var objectIDs: (String) throws -> [StoreObjectID]
+        var row: (StoreObjectID) throws -> StoreRow?
     }
 
     private func parsePredicate() throws(CLIError) -> NSPredicate? {
@@ -87,8 +127,7 @@ struct DumpCommand: ParsableCommand {
     }
 
     /// The entities to print, by name.
-    private func entityNames(_ catalog: Catalog, model: NSManagedObjectModel?) throws(CLIError) -> [String] {
-        let stored = catalog.entities.map(\.name)
+    private func entityNames(_ stored: [String], model: NSManagedObjectModel?) throws(CLIError) -> [String] {
         guard let entity else { return stored.sorted() }
         if let model {
             guard let description = model.entitiesByName[entity] else {
@@ -108,27 +147,25 @@ struct DumpCommand: ParsableCommand {
         return [entity]
     }
 
-    private func dump(_ store: BinaryStore, model: NSManagedObjectModel?, filter: NSPredicate?) throws {
-        let catalog = try store.storedCatalog()
-        let names = try entityNames(catalog, model: model)
-        let entities = model?.entitiesByName ?? [:]
-        let resolve: (StoreObjectID) -> StoreRow? = { id in try? store.row(for: id) }
+    private func dump(_ source: DumpSource, model: NSManagedObjectModel?, filter: NSPredicate?) throws {
+        let names = try entityNames(source.entityNames, model: model)
+        let resolve: (StoreObjectID) -> StoreRow? = { id in try? source.row(id) }
         let writer = DumpWriter(format: arguments.json ? .jsonl : (format ?? .table))
         writer.begin(store: arguments.store)
         defer { writer.end() }
         var printed = 0
         for name in names {
-            let modelProperties = entities[name].map(Self.storedProperties)
-            let catalogProperties = catalog.entityID(of: name).map { catalog.entities[$0].properties } ?? []
-            for id in try store.objectIDs(ofEntity: name) {
+            let modelProperties = model?.entitiesByName[name].map(Self.storedProperties)
+            let recordProperties = source.propertyOrder(name)
+            for id in try source.objectIDs(name) {
                 if let limit, printed >= limit { return }
-                guard let row = try store.row(for: id) else { continue }
-                if let filter, !filter.evaluate(with: RowObject(row: row, resolve: resolve, entities: entities)) { continue }
+                guard let row = try source.row(id) else { continue }
+                if let filter, !filter.evaluate(with: RowObject(row: row, resolve: resolve, entities: source.entities)) { continue }
                 let properties: [(name: String, value: StoreValue)]
                 if let modelProperties {
                     properties = modelProperties.map { ($0, row[$0]) }
                 } else {
-                    properties = catalogProperties.compactMap { name in row.values[name].map { (name, $0) } }
+                    properties = recordProperties.compactMap { name in row.values[name].map { (name, $0) } }
                 }
                 writer.write(DumpObject(id: id, version: row.version, properties: properties))
                 printed += 1

@@ -9,15 +9,17 @@ struct InfoCommand: ParsableCommand {
         commandName: "info",
         abstract: "Show a store's format, objects per entity, live and dead bytes, log and metadata.",
         discussion: """
-            Prints the format and version, page size, store UUID, objects per entity, live bytes \
+            For a binary store, prints the format and version, page size, store UUID, objects per entity, live bytes \
             (the current record of each object) and dead bytes (superseded versions and \
             tombstones, which compact reclaims), the log's size and saves since the last \
-            checkpoint, and the metadata with the model version hashes. Opens the store \
-            read-only.
+            checkpoint, and the metadata with the model version hashes. For an XML store: the \
+            format version, store UUID, next object ID, objects per entity, file size and the \
+            metadata. Opens the store read-only.
 
             Example:
               coredata info Library.store
               coredata info Library.store --json
+              coredata info Library.xml
             """
     )
 
@@ -26,6 +28,7 @@ struct InfoCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let path = arguments.store
+            if try StoreKind.detect(path: path) == .xml { return try xmlInfo(path) }
             let store = try StoreAccess.open(path, command: "info")
             let stats: BinaryStoreStatistics
             let metadata: [String: Any]
@@ -42,6 +45,40 @@ struct InfoCommand: ParsableCommand {
                 text(stats, metadata: metadata, path: path).forEach(Console.print)
             }
         }
+    }
+
+    /// An XML store's `<databaseInfo>`, objects per entity and size (Formats/xml-store.md §3, §4).
+    private func xmlInfo(_ path: String) throws(CLIError) {
+        let contents = try XMLStoreAccess.read(path)
+        let info = contents.document.info
+        let counts = contents.objectIDsByEntity.mapValues(\.count)
+        let objects = contents.rows.count
+        if arguments.json {
+            Console.print(JSONValue.object([
+                ("store", .string(path)),
+                ("format", .string("xml")),
+                ("formatVersion", .integer(info.version)),
+                ("storeUUID", .string(info.uuid)),
+                ("nextObjectID", .integer(info.nextObjectID)),
+                ("objects", .integer(Int64(objects))),
+                ("objectsByEntity", .counts(counts)),
+                ("fileBytes", .integer(Int64(contents.fileBytes))),
+                ("metadata", PlistValueFormatting.json(contents.metadata)),
+            ]).pretty)
+            return
+        }
+        let perEntity = counts.keys.sorted().map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", ")
+        var lines = [
+            "store            \(path)",
+            "format           XML store, version \(info.version) (rewritten whole on every save: no log, no pages)",
+            "store UUID       \(info.uuid)",
+            "next object ID   \(info.nextObjectID)",
+            "objects          \(objects)\(perEntity.isEmpty ? "" : " (\(perEntity))")",
+            "file             \(contents.fileBytes) bytes",
+            "metadata",
+        ]
+        lines += PlistValueFormatting.lines(contents.metadata, indent: "  ")
+        lines.forEach(Console.print)
     }
 
     private func created(_ stats: BinaryStoreStatistics) -> String {

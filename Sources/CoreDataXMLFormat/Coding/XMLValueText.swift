@@ -24,6 +24,11 @@ enum XMLValueText {
         }
     }
 
+    /// The attribute type a `type` name stands for (§6); `nil` for a name no type has.
+    static func attributeType(named name: String) -> NSAttributeType? {
+        NSAttributeType.allCases.first { typeName($0) == name }
+    }
+
     /// Every `type` name a file may use (§6).
     static let knownTypeNames: Set<String> = [
         "int16", "int32", "int64", "decimal", "double", "float", "string", "bool", "date", "binary", "transformable", "uuid", "uri",

@@ -70,75 +70,112 @@ public struct XMLStoreSchema: @unchecked Sendable {
     /// The rows the document's objects describe, checked against the model: every entity and
     /// property exists, every value parses as its type, every reference names an object of the
     /// right entity, and every relationship has the model's arity.
+    ///
+    /// - Throws: the first problem, in file order.
     public func rows(from document: XMLStoreDocument) throws(XMLStoreError) -> [StoreRow] {
+        try mapRows(document) { (problem) throws(XMLStoreError) in throw problem }
+    }
+
+    /// Every problem ``rows(from:)`` would refuse the document for, in file order, each with
+    /// its line (what `coredata verify` lists). An element with a problem is left out and the
+    /// check goes on, so one damaged element is reported once.
+    public func problems(in document: XMLStoreDocument) -> [XMLStoreError] {
+        var problems: [XMLStoreError] = []
+        _ = try? mapRows(document) { (problem) throws(XMLStoreError) in problems.append(problem) }
+        return problems
+    }
+
+    /// Maps every object, handing each problem to `report`, which throws to stop or returns to
+    /// skip the element at fault and go on.
+    private func mapRows(_ document: XMLStoreDocument, report: (XMLStoreError) throws(XMLStoreError) -> Void) throws(XMLStoreError) -> [StoreRow] {
         var owners: [Int64: Entity] = [:]
         owners.reserveCapacity(document.objects.count)
+        var mapped: [XMLStoreObject] = []
+        mapped.reserveCapacity(document.objects.count)
         for object in document.objects {
             guard let entity = entitiesByWrittenName[object.type] ?? entitiesByWrittenName[object.type.uppercased()] else {
-                throw XMLStoreError(line: object.line, "object z\(object.id) has type '\(object.type)', which is no entity of the model")
+                try report(XMLStoreError(line: object.line, "object z\(object.id) has type '\(object.type)', which is no entity of the model"))
+                continue
             }
             guard !entity.entity.isAbstract else {
-                throw XMLStoreError(line: object.line, "object z\(object.id) is of the abstract entity '\(entity.name)'")
+                try report(XMLStoreError(line: object.line, "object z\(object.id) is of the abstract entity '\(entity.name)'"))
+                continue
             }
-            guard owners.updateValue(entity, forKey: object.id) == nil else {
-                throw XMLStoreError(line: object.line, "duplicate id z\(object.id)")
+            guard owners[object.id] == nil else {
+                try report(XMLStoreError(line: object.line, "duplicate id z\(object.id)"))
+                continue
             }
+            owners[object.id] = entity
+            mapped.append(object)
         }
         var rows: [StoreRow] = []
-        rows.reserveCapacity(document.objects.count)
-        for object in document.objects {
+        rows.reserveCapacity(mapped.count)
+        for object in mapped {
             guard let entity = owners[object.id] else { continue }
-            rows.append(try row(for: object, of: entity, owners: owners))
+            rows.append(try row(for: object, of: entity, owners: owners, report: report))
         }
         return rows
     }
 
-    private func row(for object: XMLStoreObject, of entity: Entity, owners: [Int64: Entity]) throws(XMLStoreError) -> StoreRow {
+    private func row(
+        for object: XMLStoreObject, of entity: Entity, owners: [Int64: Entity], report: (XMLStoreError) throws(XMLStoreError) -> Void
+    ) throws(XMLStoreError) -> StoreRow {
         var values: [String: StoreValue] = [:]
         values.reserveCapacity(object.attributes.count + object.relationships.count)
         for attribute in object.attributes {
             guard let property = entity.byWrittenName[attribute.name] ?? entity.byWrittenName[attribute.name.lowercased()],
                   let description = property.attribute else {
-                throw XMLStoreError(line: attribute.line, "entity '\(entity.name)' has no attribute '\(attribute.name)'")
+                try report(XMLStoreError(line: attribute.line, "entity '\(entity.name)' has no attribute '\(attribute.name)'"))
+                continue
             }
             guard XMLValueText.knownTypeNames.contains(attribute.type) else {
-                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' has unknown type '\(attribute.type)'")
+                try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' has unknown type '\(attribute.type)'"))
+                continue
             }
             let expected = XMLValueText.typeName(description.attributeType)
             guard attribute.type == expected else {
-                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' of '\(entity.name)' is \(description.attributeType.xcodeName) in the model, but the file says '\(attribute.type)'")
+                try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' of '\(entity.name)' is \(description.attributeType.xcodeName) in the model, but the file says '\(attribute.type)'"))
+                continue
             }
             guard values[property.name] == nil else {
-                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' appears twice in object z\(object.id)")
+                try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' appears twice in object z\(object.id)"))
+                continue
             }
             guard let value = XMLValueText.decode(attribute.text, isBase64: attribute.isBase64, as: description.attributeType) else {
-                throw XMLStoreError(line: attribute.line, "attribute '\(attribute.name)': '\(attribute.text.prefix(80))' is not a valid \(attribute.type)")
+                try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)': '\(attribute.text.prefix(80))' is not a valid \(attribute.type)"))
+                continue
             }
             values[property.name] = value
         }
-        for relationship in object.relationships {
+        relationships: for relationship in object.relationships {
             guard let property = entity.byWrittenName[relationship.name] ?? entity.byWrittenName[relationship.name.lowercased()],
                   let description = property.relationship else {
-                throw XMLStoreError(line: relationship.line, "entity '\(entity.name)' has no relationship '\(relationship.name)'")
+                try report(XMLStoreError(line: relationship.line, "entity '\(entity.name)' has no relationship '\(relationship.name)'"))
+                continue
             }
             guard values[property.name] == nil else {
-                throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' appears twice in object z\(object.id)")
+                try report(XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' appears twice in object z\(object.id)"))
+                continue
             }
             let fileToOne = relationship.maxCount == 1
             guard fileToOne == !description.isToMany else {
-                throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' of '\(entity.name)' is \(description.isToMany ? "to-many" : "to-one") in the model, but the file's type \(relationship.minCount)/\(relationship.maxCount) says \(fileToOne ? "to-one" : "to-many")")
+                try report(XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' of '\(entity.name)' is \(description.isToMany ? "to-many" : "to-one") in the model, but the file's type \(relationship.minCount)/\(relationship.maxCount) says \(fileToOne ? "to-one" : "to-many")"))
+                continue
             }
             if fileToOne && relationship.idrefs.count > 1 {
-                throw XMLStoreError(line: relationship.line, "to-one relationship '\(relationship.name)' refers to \(relationship.idrefs.count) objects")
+                try report(XMLStoreError(line: relationship.line, "to-one relationship '\(relationship.name)' refers to \(relationship.idrefs.count) objects"))
+                continue
             }
             var targets: [StoreObjectID] = []
             targets.reserveCapacity(relationship.idrefs.count)
             for id in relationship.idrefs {
                 guard let target = owners[id] else {
-                    throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' refers to z\(id), which is no object in the file")
+                    try report(XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' refers to z\(id), which is no object in the file"))
+                    continue relationships
                 }
                 if let destination = description.destinationEntity, !target.entity.isKindOf(entity: destination) {
-                    throw XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' refers to z\(id), a '\(target.name)', not a '\(destination.name ?? "")'")
+                    try report(XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' refers to z\(id), a '\(target.name)', not a '\(destination.name ?? "")'"))
+                    continue relationships
                 }
                 targets.append(StoreObjectID(entityName: target.name, primaryKey: id))
             }

@@ -18,8 +18,11 @@ enum ExitStatus: Int32, CaseIterable {
     case badQuery = 5
     /// The model does not load, or it does not match the store.
     case badModel = 6
-    /// The store is an XML store, which the command does not read yet.
-    case unsupportedStore = 7
+    /// The command does not apply to the store's kind: `log`, `pages`, `checkpoint` and `compact`
+    /// on an XML store, which has no log or pages (it is rewritten whole on every save).
+    case notApplicable = 7
+    /// `convert`'s destination already exists: convert never overwrites a file.
+    case destinationExists = 8
     /// The command line is wrong (swift-argument-parser's `EX_USAGE`).
     case usage = 64
     /// Something that should not happen (a bug in coredata).
@@ -35,7 +38,9 @@ enum ExitStatus: Int32, CaseIterable {
           4   the store is locked by another process
           5   bad query: --where does not parse, or --entity names no entity
           6   bad model: it does not load, or it does not match the store
-          7   XML stores are not supported by this command yet
+          7   the command does not apply to an XML store (log, pages, checkpoint, compact: it
+              has no log or pages, it is rewritten whole on every save)
+          8   convert: the destination already exists (convert never overwrites a file)
           64  bad command line
           70  internal error (a bug in coredata)
         """

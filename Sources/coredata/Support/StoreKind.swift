@@ -50,10 +50,19 @@ enum StoreKind: String {
         return nil
     }
 
-    /// Throws the documented "not supported yet" failure for an XML store.
+    /// Throws the documented failure of the binary-only commands (`log`, `pages`, `checkpoint`,
+    /// `compact`) for an XML store, which has no log or pages: it is rewritten whole on every save
+    /// (Formats/xml-store.md §11).
     static func requireBinary(path: String, command: String) throws(CLIError) {
-        if try detect(path: path) == .xml {
-            throw CLIError(.unsupportedStore, "\(path) is an XML store: XML stores are not supported by this command yet (coredata \(command))")
+        guard try detect(path: path) == .xml else { return }
+        let lacks: String
+        switch command {
+        case "log": lacks = "has no log"
+        case "pages": lacks = "has no pages"
+        case "checkpoint": lacks = "has no log to checkpoint"
+        case "compact": lacks = "keeps no old versions to compact"
+        default: lacks = "has no log or pages"
         }
+        throw CLIError(.notApplicable, "\(path) is an XML store, which \(lacks): it is rewritten whole on every save (coredata \(command) applies to binary stores only)")
     }
 }
