@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreData
 import CoreDataBinaryStore
 import CoreDataXMLFormat
 
@@ -17,24 +18,38 @@ struct VerifyCommand: ParsableCommand {
             (Formats/wal.md §7): verify notes it and the store opens without it.
 
             An XML store: reads the whole file with the store's reader, then maps every object \
-            to a row as the store does, with the model the file describes (names, types, \
-            references, arities); every problem is listed with its line. Malformed XML stops the \
-            reader, so only the first such problem is listed. XML has no checksums: a changed \
+            to a row as the store does, and lists every problem with its line. Malformed XML \
+            stops the reader, so only the first such problem is listed. Without --model the \
+            objects are checked against the model the file describes (entities the metadata's \
+            version hashes list, values that parse as their written types, ids, references, \
+            arities); with --model, against the app's model as the store checks them when it \
+            opens, which also catches a misspelt property name. XML has no checksums: a changed \
             character inside a string value reads as a valid, different string.
 
             Example:
               coredata verify Library.store && echo intact
-              coredata verify Library.xml
+              coredata verify Library.xml --model Library.xcdatamodeld
               coredata verify Library.store --json
             """
     )
 
     @OptionGroup var arguments: StoreArguments
 
+    @Option(help: "An XML store only: check its objects against this model (.xcdatamodeld, .xcdatamodel or contents file).")
+    var model: String?
+
+    @Option(name: .customLong("model-version"), help: "The version of a .xcdatamodeld package to use (default: its current one).")
+    var modelVersion: String?
+
+    func validate() throws {
+        if modelVersion != nil, model == nil { throw ValidationError("--model-version needs --model") }
+    }
+
     func run() throws {
         try reportingFailures {
             let path = arguments.store
             if try StoreKind.detect(path: path) == .xml { return try verifyXML(path) }
+            if model != nil { throw CLIError(.notApplicable, "\(path) is a binary store: --model applies to XML stores only (a binary store's records are checked by their checksums)") }
             let report = try StoreAccess.withSharedLock(path, command: "verify") { BinaryStore.verify(path: path) }
             if arguments.json {
                 Console.print(json(report, path: path).pretty)
@@ -56,7 +71,10 @@ struct VerifyCommand: ParsableCommand {
     /// An XML store: the whole file through the reader, then every object through the row
     /// mapping with the model the file describes (Formats/xml-store.md §12).
     private func verifyXML(_ path: String) throws(CLIError) {
-        let (problems, contents) = try XMLStoreAccess.problems(path)
+        let loadedModel = try model.map { (modelPath: String) throws(CLIError) -> NSManagedObjectModel in
+            try ModelLoading.load(modelPath, version: modelVersion)
+        }
+        let (problems, contents) = try XMLStoreAccess.problems(path, model: loadedModel, modelPath: model)
         let counts = contents.map { $0.objectIDsByEntity.mapValues(\.count) } ?? [:]
         let location: (XMLStoreError) -> String = { $0.line > 0 ? "line \($0.line)" : "file" }
         if arguments.json {

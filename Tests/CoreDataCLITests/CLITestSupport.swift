@@ -133,6 +133,22 @@ enum CLI {
         if close { try store.close() }
     }
 
+    /// The Library store (`libraryStore(closed: true)`: 3 authors, 3 books) copied into an XML
+    /// store `Library.xml` by the API's migratePersistentStore; the binary store is removed.
+    /// Objects are numbered store-wide: authors z1–z3, books z4–z6, in the binary store's order.
+    static func xmlLibraryStore(in folder: URL = temporaryFolder()) throws -> String {
+        let binary = try libraryStore(closed: true, in: folder)
+        let path = folder.appendingPathComponent("Library.xml").path
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(
+            ofType: NSBinaryStoreType, configurationName: nil, at: URL(fileURLWithPath: binary), options: [NSReadOnlyPersistentStoreOption: true])
+        let copy = try coordinator.migratePersistentStore(store, to: URL(fileURLWithPath: path), options: nil, type: .xml)
+        try coordinator.remove(copy)
+        try FileManager.default.removeItem(atPath: binary)
+        try FileManager.default.removeItem(atPath: binary + "-wal")
+        return path
+    }
+
     /// Every file in `folder` with its bytes and modification time.
     static func snapshot(_ folder: URL) throws -> [String: (Data, Date)] {
         var result: [String: (Data, Date)] = [:]

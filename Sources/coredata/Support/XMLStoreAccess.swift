@@ -84,24 +84,38 @@ enum XMLStoreAccess {
     }
 
     /// Every problem of the store, each with its line, as `verify` lists them: the reader stops
-    /// at the first malformed byte; past that, the described model's and the schema's problems.
-    static func problems(_ path: String) throws(CLIError) -> (problems: [XMLStoreError], contents: XMLStoreContents?) {
+    /// at the first malformed byte; past that, every object is mapped with `model` (after
+    /// checking the store was saved with it) or else with the model the file describes.
+    static func problems(_ path: String, model: NSManagedObjectModel? = nil, modelPath: String? = nil) throws(CLIError) -> (problems: [XMLStoreError], contents: XMLStoreContents?) {
         let (document, bytes): (XMLStoreDocument, UInt64)
         switch try decode(path) {
         case .success(let decoded): (document, bytes) = decoded
         case .failure(let error): return ([error], nil)
         }
-        let described = XMLStoreDescribedModel.describe(document)
-        var problems = described.problems
+        var contents = XMLStoreContents(document: document, fileBytes: bytes, model: NSManagedObjectModel(), isDescribedModel: model == nil, rows: [])
+        var problems: [XMLStoreError] = []
+        if UUID(uuidString: document.info.uuid) == nil {
+            problems.append(XMLStoreError(line: 0, "<UUID> '\(document.info.uuid.prefix(80))' is not a UUID"))
+        }
+        if let model, let modelPath {
+            try ModelLoading.requireMatch(model, metadata: contents.metadata, modelPath: modelPath, storePath: path)
+            contents.model = model
+        } else {
+            let described = XMLStoreDescribedModel.describe(document)
+            problems += described.problems
+            contents.model = described.model
+        }
         let reported = Set(problems.map(\.line))
-        var rows: [StoreRow] = []
-        if let schema = try? XMLStoreSchema(model: described.model) {
+        do {
+            let schema = try XMLStoreSchema(model: contents.model)
             // A property written two ways is reported once, by the described model.
             problems += schema.problems(in: document).filter { !reported.contains($0.line) }
-            if problems.isEmpty { rows = (try? schema.rows(from: document)) ?? [] }
+            if problems.isEmpty { contents.rows = try schema.rows(from: document) }
+        } catch {
+            if model != nil { throw CLIError(.badModel, "the model \(modelPath ?? "") cannot read an XML store: \(error.message)") }
+            problems.append(error)
         }
         problems.sort { $0.line < $1.line }
-        let contents = XMLStoreContents(document: document, fileBytes: bytes, model: described.model, isDescribedModel: true, rows: rows)
         return (problems, contents)
     }
 
