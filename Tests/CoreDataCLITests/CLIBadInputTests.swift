@@ -36,14 +36,18 @@ final class CLIBadInputTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: text, encoding: .utf8), "hello, world\n")
     }
 
-    func testAnXMLStoreIsRecognisedButNotSupportedYet() throws {
+    /// Files that start like XML stores but are not valid ones: the reading commands report the
+    /// damage with its line; the binary-only commands say an XML store has no log or pages.
+    func testXMLFilesThatAreNotValidStores() throws {
         let folder = CLI.temporaryFolder()
         let path = folder.appendingPathComponent("Library.xml").path
         try "\u{FEFF}<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<database>\n</database>\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try runEverywhere(path, status: 7, mentions: "XML stores are not supported by this command yet")
+        try runEverywhere(path, status: 7, mentions: "is an XML store, which", commands: [["log"], ["pages"], ["checkpoint"], ["compact"]])
+        try runEverywhere(path, status: 1, mentions: "line 3", commands: [["info"], ["verify"], ["dump"]])
         let bare = folder.appendingPathComponent("bare.xml").path
         try "  <database/>".write(toFile: bare, atomically: true, encoding: .utf8)
-        try runEverywhere(bare, status: 7, mentions: "is an XML store")
+        try runEverywhere(bare, status: 7, mentions: "is an XML store", commands: [["log"], ["pages"], ["checkpoint"], ["compact"]])
+        try runEverywhere(bare, status: 1, mentions: "\(bare) is damaged", commands: [["info"], ["verify"], ["dump"]])
     }
 
     func testATruncatedStore() throws {
