@@ -111,6 +111,25 @@ final class CLIXMLStoreTests: XCTestCase {
         assertFailure(try CLI.run(["verify", path, "--model", other.path]), status: 6, mentions: "does not match")
     }
 
+    /// An XML store Apple wrote (Xcode's xcmapping.xml, a fixture of the model tests): read without
+    /// its model, subentities inferred from the references (XDDevEntityMapping's property
+    /// mappings point at XDDevPropertyMapping, objects are its subentities), the file unchanged.
+    func testAnXMLStoreAppleWroteReadsWithoutItsModel() throws {
+        let fixture = CLI.packageRoot.appendingPathComponent("Tests/CoreDataModelTests/Fixtures/models/CoreDataPlus/V2toV3.xcmappingmodel/xcmapping.xml").path
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture))
+        let verify = try CLI.run(["verify", fixture])
+        XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
+        XCTAssertTrue(verify.stdout.hasPrefix("intact: 32 objects"), verify.stdout)
+        let info = try CLI.json(try CLI.run(["info", fixture, "--json"]).stdout)
+        XCTAssertEqual(info["objectsByEntity"] as? [String: Int], ["XDDevAttributeMapping": 14, "XDDevEntityMapping": 5, "XDDevMappingModel": 1, "XDDevRelationshipMapping": 12])
+        XCTAssertEqual(info["nextObjectID"] as? Int, 133)
+        let numberPlates = try CLI.run(["dump", fixture, "--where", "name == 'numberPlate'", "--format", "jsonl"])
+        XCTAssertEqual(numberPlates.status, 0, numberPlates.stderr)
+        let ids = try numberPlates.stdout.split(separator: "\n").map { try CLI.json(String($0))["id"] as? String }
+        XCTAssertEqual(ids, ["XDDevAttributeMapping/p110", "XDDevAttributeMapping/p114", "XDDevAttributeMapping/p130"])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: fixture)), before)
+    }
+
     /// log, pages, checkpoint and compact: one line, status 7, and the file untouched.
     func testTheBinaryOnlyCommandsSayAnXMLStoreHasNoLogOrPages() throws {
         let path = try CLI.xmlLibraryStore()

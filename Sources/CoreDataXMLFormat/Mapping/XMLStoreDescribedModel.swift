@@ -27,7 +27,7 @@ public enum XMLStoreDescribedModel {
         var line: Int
 
         var summary: String {
-            if let attributeType { return "a \(XMLValueText.typeName(attributeType) ?? "?") attribute" }
+            if let attributeType { return "an attribute of type \(XMLValueText.typeName(attributeType) ?? "?")" }
             return "a \(isToOne ? "to-one" : "to-many") relationship to '\(destination)'"
         }
     }
