@@ -73,6 +73,7 @@ struct ConvertCommand: ParsableCommand {
             // model mismatch precisely, and for a binary store keeps its shared lock, so no writer
             // changes the source while it is copied.
             var guardStore: BinaryStore?
+            defer { if let guardStore { try? guardStore.close() } }
             switch kind {
             case .binary:
                 let store = try StoreAccess.open(source, command: "convert", model: loadedModel)
@@ -84,7 +85,6 @@ struct ConvertCommand: ParsableCommand {
             case .xml:
                 _ = try XMLStoreAccess.read(source, model: loadedModel, modelPath: model)
             }
-            defer { if let guardStore { try? guardStore.close() } }
             let counts = try migrate(kind: kind, model: loadedModel)
             report(counts, from: kind)
         }
@@ -150,6 +150,8 @@ struct ConvertCommand: ParsableCommand {
             return CLIError(.badModel, "the model does not match \(source): \(message)")
         case NSPersistentStoreInvalidFileError:
             return CLIError(.damaged, "cannot convert \(source): \(message)")
+        case NSPersistentStoreOpenError:
+            return CLIError(.unreadable, "converting \(source) to \(destination) failed: \(message)")
         default:
             return CLIError(.internalError, "converting \(source) to \(destination) failed: \(message)")
         }

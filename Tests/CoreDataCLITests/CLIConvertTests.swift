@@ -1,4 +1,6 @@
 import CoreData
+import CoreDataBinaryStore
+import CoreDataStorage
 import Foundation
 import XCTest
 
@@ -104,6 +106,13 @@ final class CLIConvertTests: XCTestCase {
         assertFailure(try convert(source, destination, ["--to", "xml", "--model", other.path]), status: 6, mentions: "does not match \(source): entity Book differs")
         let xml = try CLI.xmlLibraryStore()
         assertFailure(try convert(xml, folder.appendingPathComponent("FromXML.store").path, ["--to", "binary", "--model", other.path]), status: 6, mentions: "entity Book differs")
+
+        // A source a writer has open: refused at once, as the other commands refuse it.
+        var options = BinaryStoreOptions()
+        options.backgroundCheckpoints = false
+        let writer = try BinaryStore(path: source, model: CLI.model, metadata: StoreMetadata(), options: options)
+        assertFailure(try convert(source, destination), status: 4, mentions: "is locked by another process")
+        try writer.close()
 
         // A damaged source: the first damage, and nothing written.
         let damaged = folder.appendingPathComponent("Damaged.xml").path

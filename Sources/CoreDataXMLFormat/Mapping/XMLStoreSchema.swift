@@ -198,9 +198,15 @@ public struct XMLStoreSchema: @unchecked Sendable {
                 throw XMLStoreError(line: info.metadataLine, "the metadata's \(NSStoreModelVersionHashesKey) names the entity '\(name)', which the model does not have")
             }
         }
+        return Self.storeMetadata(of: info)
+    }
+
+    /// The store metadata `<databaseInfo>` holds, without checking it against a model: the
+    /// property list with `NSStoreUUID` from `<UUID>` and `NSStoreType` `"XML"` (§3, §4).
+    public static func storeMetadata(of info: XMLStoreInfo) -> StoreMetadata {
         var values = info.metadata.mapValues(\.object)
-        values[Self.uuidKey] = info.uuid
-        values[Self.typeKey] = Self.storeType
+        values[uuidKey] = info.uuid
+        values[typeKey] = storeType
         return StoreMetadata(values)
     }
 

@@ -7,7 +7,7 @@ enum ExitStatus: Int32, CaseIterable {
     /// The store is damaged or truncated: `verify` lists every damaged location, other commands
     /// name the first they met.
     case damaged = 1
-    /// The file does not exist or cannot be read.
+    /// The file does not exist or cannot be read (`convert`: DEST cannot be written).
     case unreadable = 2
     /// The file is neither a binary nor an XML store.
     case notAStore = 3
@@ -33,7 +33,7 @@ enum ExitStatus: Int32, CaseIterable {
         Exit status:
           0   success (verify: the store is intact)
           1   the store is damaged or truncated (verify lists every damaged location)
-          2   no such file, or it cannot be read
+          2   no such file, or it cannot be read (convert: the destination cannot be written)
           3   not a store: neither a binary nor an XML store
           4   the store is locked by another process
           5   bad query: --where does not parse, or --entity names no entity

@@ -8,9 +8,8 @@ import Foundation
 struct XMLStoreContents {
     var document: XMLStoreDocument
     var fileBytes: UInt64
+    /// The app's model (`--model`), or the one the file describes.
     var model: NSManagedObjectModel
-    /// Whether ``model`` is the one the file describes (no `--model`).
-    var isDescribedModel: Bool
     var rows: [StoreRow]
 
     /// Object IDs by entity name, in primary-key order.
@@ -21,12 +20,7 @@ struct XMLStoreContents {
     }
 
     /// The store metadata: the property list with `NSStoreUUID` and `NSStoreType` (§3, §4).
-    var metadata: [String: Any] {
-        var values = document.info.metadata.mapValues(\.object)
-        values[XMLStoreSchema.uuidKey] = document.info.uuid
-        values[XMLStoreSchema.typeKey] = XMLStoreSchema.storeType
-        return values
-    }
+    var metadata: [String: Any] { XMLStoreSchema.storeMetadata(of: document.info).values }
 }
 
 /// Reads XML stores for the commands. An XML store is rewritten whole and renamed into place by
@@ -64,7 +58,7 @@ enum XMLStoreAccess {
         case .success(let decoded): (document, bytes) = decoded
         case .failure(let error): throw damaged(path, error)
         }
-        var contents = XMLStoreContents(document: document, fileBytes: bytes, model: NSManagedObjectModel(), isDescribedModel: model == nil, rows: [])
+        var contents = XMLStoreContents(document: document, fileBytes: bytes, model: NSManagedObjectModel(), rows: [])
         if let model, let modelPath {
             try ModelLoading.requireMatch(model, metadata: contents.metadata, modelPath: modelPath, storePath: path)
             contents.model = model
@@ -92,7 +86,7 @@ enum XMLStoreAccess {
         case .success(let decoded): (document, bytes) = decoded
         case .failure(let error): return ([error], nil)
         }
-        var contents = XMLStoreContents(document: document, fileBytes: bytes, model: NSManagedObjectModel(), isDescribedModel: model == nil, rows: [])
+        var contents = XMLStoreContents(document: document, fileBytes: bytes, model: NSManagedObjectModel(), rows: [])
         var problems: [XMLStoreError] = []
         if UUID(uuidString: document.info.uuid) == nil {
             problems.append(XMLStoreError(line: 0, "<UUID> '\(document.info.uuid.prefix(80))' is not a UUID"))
