@@ -162,6 +162,34 @@ final class BrokenModelTests: XCTestCase {
             mentions: ["not well-formed XML"])
     }
 
+    /// Regression (fuzzer, FuzzModelLoader): `]`, `σ`, a stray continuation byte and `?`. The
+    /// UTF-8 check's offset came from a decoder that reads ahead and indexed past the data.
+    func testInvalidUTF8AtTheEndIsReportedAtItsByte() throws {
+        let bytes = Data([0x5D, 0xCF, 0x83, 0x83, 0x3F])
+        XCTAssertThrowsError(try NSManagedObjectModel(xcodeModelContents: bytes)) { error in
+            XCTAssertEqual((error as? ModelError)?.code, .malformedFile, "\(error)")
+            XCTAssertTrue("\(error)".contains("byte 3 (0x83) is not valid UTF-8"), "\(error)")
+        }
+    }
+
+    func testUTF8CheckFindsTheFirstBadSequence() {
+        let cases: [([UInt8], Int?)] = [
+            (Array("plain <model/>".utf8), nil),
+            (Array("é σ € 😀".utf8), nil),
+            ([0xC0, 0x80], 0),  // overlong NUL
+            ([0x41, 0xE0, 0x80, 0x80], 1),  // overlong three-byte form
+            ([0x41, 0x42, 0xED, 0xA0, 0x80], 2),  // a UTF-16 surrogate
+            ([0xF4, 0x90, 0x80, 0x80], 0),  // above U+10FFFF
+            (Array("abc".utf8) + [0xE2, 0x82], 3),  // cut short at the end
+            (Array("ab".utf8) + [0x80], 2),  // a stray continuation byte
+            ([0xE2, 0x82, 0x41], 0),  // a continuation byte missing
+            ([0xFF], 0),
+        ]
+        for (bytes, expected) in cases {
+            XCTAssertEqual(ModelXMLDocument.firstInvalidUTF8Offset(Data(bytes)), expected, "\(bytes)")
+        }
+    }
+
     func testGarbageAfterRootElement() throws {
         let xml = """
             \(Self.header)

@@ -16,6 +16,8 @@ final class Runner {
 
     /// The workloads, in run order; `--only` takes these keys.
     static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml"]
+    /// Objects in the XML phase at most (issue 7: "XML store: load and save 100,000 objects").
+    static let xmlObjects = 100_000
 
     init(objects: Int, repetitions: Int, only: Set<String>?) {
         self.objects = objects
@@ -304,26 +306,29 @@ final class Runner {
     /// (the whole file written beside, synced, renamed), then opening the file again, which reads
     /// and decodes all of it. SQLite's side is its raw bulk insert and a raw full scan.
     private func xmlPhase(_ side: Side) throws {
+        // The issue's XML workload is 100,000 objects: a whole-file text store at 1M would be a
+        // 390 MB document rewritten per save, which measures nothing the 100k run does not.
+        let count = min(objects, Self.xmlObjects)
         let scratch = Scratch("xml")
         defer { scratch.remove() }
-        let saveName = "XML store: save all objects (one save)"
-        let loadName = "XML store: open, loading every object"
+        let saveName = "XML store: save \(count) objects (one save)"
+        let loadName = "XML store: open, loading \(count) objects"
         switch side {
         case .ours:
             let path = scratch.file("users.xml")
             let store = try XMLUsers(path: path, model: model)
-            try record(saveName, side, operations: objects, unit: "objects") { try store.insert(users[...]) }
+            try record(saveName, side, operations: count, unit: "objects") { try store.insert(users[..<count]) }
             try store.close()
             update("XML store: file size", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.xml") }
-            try record(loadName, side, operations: objects, unit: "objects") { _ = try XMLUsers.openAndCount(path: path, model: model) }
+            try record(loadName, side, operations: count, unit: "objects") { _ = try XMLUsers.openAndCount(path: path, model: model) }
         case .sqlite:
             let path = scratch.file("users.sqlite")
             let db = try SQLiteUsers(path: path, synchronous: "FULL")
             try db.createTable(indexOnAge: false)
-            try record(saveName, side, operations: objects, unit: "objects") { try db.insert(users[...], firstID: 1) }
+            try record(saveName, side, operations: count, unit: "objects") { try db.insert(users[..<count], firstID: 1) }
             try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
             update("XML store: file size", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.sqlite") }
-            try record(loadName, side, operations: objects, unit: "objects") { _ = try db.scanNames() }
+            try record(loadName, side, operations: count, unit: "objects") { _ = try db.scanNames() }
             note(saveName, "SQLite: raw rows in one transaction")
             note(loadName, "SQLite: raw SELECT of every row")
             db.close()

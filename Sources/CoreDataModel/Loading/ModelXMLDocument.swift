@@ -57,29 +57,42 @@ enum ModelXMLDocument {
         return root
     }
 
-    /// The offset of the first byte that does not belong to a valid UTF-8 sequence, or `nil`.
-    /// The decoder may look one sequence ahead, so the offset can sit a few bytes early.
+    /// The offset of the first byte of the first sequence that is not valid UTF-8 (a stray
+    /// continuation byte, an overlong form, a surrogate, a value above U+10FFFF, or a sequence
+    /// cut short), or `nil` when every byte is valid.
+    ///
+    /// Why not `UTF8().decode`: it reads ahead, so the count of bytes it pulled can pass the end
+    /// of the data, and the offset it gave once indexed past the end (found by FuzzModelLoader).
     static func firstInvalidUTF8Offset(_ data: Data) -> Int? {
-        var bytes = CountingIterator(base: data.makeIterator())
-        var decoder = UTF8()
-        var lastGood = 0
-        while true {
-            switch decoder.decode(&bytes) {
-            case .scalarValue: lastGood = bytes.count
-            case .emptyInput: return nil
-            case .error: return lastGood
+        let bytes = [UInt8](data)
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            // Table 3-7 of the Unicode Standard: the lead byte fixes the length and the range of
+            // the second byte; later bytes are 0x80...0xBF.
+            let length: Int
+            var second: ClosedRange<UInt8> = 0x80...0xBF
+            switch lead {
+            case 0x00...0x7F:
+                index += 1
+                continue
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; second = 0xA0...0xBF
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; second = 0x80...0x9F
+            case 0xF0: length = 4; second = 0x90...0xBF
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; second = 0x80...0x8F
+            default: return index
             }
+            guard bytes.count - index >= length else { return index }
+            guard second.contains(bytes[index + 1]) else { return index }
+            for offset in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[index + offset]) {
+                return index
+            }
+            index += length
         }
-    }
-
-    private struct CountingIterator: IteratorProtocol {
-        var base: Data.Iterator
-        var count = 0
-        mutating func next() -> UInt8? {
-            let byte = base.next()
-            if byte != nil { count += 1 }
-            return byte
-        }
+        return nil
     }
 
     /// libxml2's error codes (which XMLParser reports) in words; Linux gives no description.
