@@ -95,7 +95,7 @@ let package = Package(
         ),
         .target(
             name: "CoreData",
-            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryStore", "CoreDataXMLStore"]
+            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryStore", "CoreDataXMLStore", "CoreDataXMLFormat"]
         ),
         .executableTarget(
             name: "coredata",

@@ -54,6 +54,8 @@ final class XMLBadInputTests: XCTestCase {
         ("undefined entity", store(#"<object type="TAG" id="z1"><attribute name="label" type="string">&nope;</attribute></object>"#), 10, "malformed XML"),
         ("text in object", store(#"<object type="TAG" id="z1">hello</object>"#), 10, "unexpected text inside <object>"),
         ("empty file", "", 0, "malformed XML"),
+        ("metadata nested too deep", store("", metadata: "<dict><key>k</key>" + String(repeating: "<array>", count: 64)), 8, "more than 64 levels deep"),
+        ("metadata nested to the limit", store("", metadata: "<dict><key>k</key>" + String(repeating: "<array>", count: 63) + String(repeating: "</array>", count: 63) + "</dict>"), 0, ""),
     ]
 
     func testEachBadInputNamesTheLineAndTheProblem() throws {

@@ -478,6 +478,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]
+        // What was rolled back is not announced: the objects are gone or back as they were.
+        changeNotice = PendingChangeNotice()
     }
 
     /// Turns an object back into a fault (dropping unsaved changes unless `flag`), or re-reads it.

@@ -66,12 +66,17 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
         return key == other.key
     }
 
-    /// Hashes the primary key or the UUID only: IDs that differ in store or entity alone are
-    /// rare in one table, and hashing the store's identifier string made every context lookup
-    /// cost more than the rest of it.
+    /// Hashes the entity (by identity) with the primary key, or the UUID: stores number each
+    /// entity from 1, so the key alone collides across entities; the store's identifier string is
+    /// left out because hashing it made every context lookup cost more than the rest of it, and
+    /// IDs of one entity from two stores in one table are rare.
     open override var hash: Int {
         switch key {
-        case .permanent(_, let id): return id.primaryKey.hashValue
+        case .permanent(_, let id):
+            var hasher = Hasher()
+            hasher.combine(ObjectIdentifier(entity))
+            hasher.combine(id.primaryKey)
+            return hasher.finalize()
         case .temporary(let uuid): return uuid.hashValue
         }
     }

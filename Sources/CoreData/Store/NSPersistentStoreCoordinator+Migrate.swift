@@ -63,12 +63,20 @@ extension NSPersistentStoreCoordinator {
                     let keys = try destination.newPrimaryKeys(entityName: name, count: rows.count)
                     for (row, key) in zip(rows, keys) { newIDs[row.objectID] = StoreObjectID(entityName: name, primaryKey: key) }
                 }
-                func renamed(_ id: StoreObjectID) throws(StoreError) -> StoreObjectID {
+                // `from` and `property` name the row that refers to `id`, for the error.
+                func renamed(_ id: StoreObjectID, from source: StoreObjectID, property: String) throws(StoreError) -> StoreObjectID {
                     guard let new = newIDs[id] else {
-                        throw .danglingReference(from: id, property: "(migration)", to: id)
+                        throw .danglingReference(from: source, property: property, to: id)
                     }
                     return new
                 }
+                // The copy's own identity and model hashes, then every entry of the source; set
+                // while the copy is empty, so a whole-file store writes its objects only once.
+                var metadata = try destination.metadata()
+                for (key, value) in sourceMetadata.values where key != NSStoreUUIDKey && key != NSStoreTypeKey {
+                    metadata[key] = value
+                }
+                try destination.setMetadata(metadata)
                 var inserted: [StoreRow] = []
                 inserted.reserveCapacity(newIDs.count)
                 for (_, rows) in rowsByEntity {
@@ -76,25 +84,20 @@ extension NSPersistentStoreCoordinator {
                         var values: [String: StoreValue] = [:]
                         for (property, value) in row.values {
                             switch value {
-                            case .reference(let target): values[property] = .reference(try renamed(target))
+                            case .reference(let target):
+                                values[property] = .reference(try renamed(target, from: row.objectID, property: property))
                             case .references(let targets):
                                 var mapped: [StoreObjectID] = []
                                 mapped.reserveCapacity(targets.count)
-                                for target in targets { mapped.append(try renamed(target)) }
+                                for target in targets { mapped.append(try renamed(target, from: row.objectID, property: property)) }
                                 values[property] = .references(mapped)
                             default: values[property] = value
                             }
                         }
-                        inserted.append(StoreRow(objectID: try renamed(row.objectID), version: 0, values: values))
+                        inserted.append(StoreRow(objectID: try renamed(row.objectID, from: row.objectID, property: "(object)"), version: 0, values: values))
                     }
                 }
                 if !inserted.isEmpty { _ = try destination.save(StoreChangeSet(inserted: inserted)) }
-                // The copy's own identity and model hashes, then every entry of the source.
-                var metadata = try destination.metadata()
-                for (key, value) in sourceMetadata.values where key != NSStoreUUIDKey && key != NSStoreTypeKey {
-                    metadata[key] = value
-                }
-                try destination.setMetadata(metadata)
             }
         } catch {
             try? destroyPersistentStore(at: url, ofType: storeType, options: options)

@@ -1,5 +1,6 @@
 import CoreDataModel
 import CoreDataStorage
+import CoreDataXMLFormat
 import Foundation
 
 /// Connects a model to the stores that hold its objects, and routes each entity to its store.
@@ -190,7 +191,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard storeType != NSInMemoryStoreType else { return }
         // A binary store is the file and its log; Apple's SQLite store likewise removes -wal/-shm;
         // an XML store may have a half-written copy beside it (Formats/xml-store.md §11).
-        for path in [url.path, url.path + "-wal", url.path + "-shm", url.path + ".new"] where FileManager.default.fileExists(atPath: path) {
+        for path in [url.path, url.path + "-wal", url.path + "-shm", url.path + XMLStoreLayout.pendingFileSuffix] where FileManager.default.fileExists(atPath: path) {
             try FileManager.default.removeItem(atPath: path)
         }
     }

@@ -9,7 +9,8 @@ import CoreDataPredicate
 /// writes it back after each change. The table is a value: a store applies a change to a copy and
 /// keeps the copy only when the change (and, for a file store, its write) succeeded.
 ///
-/// Complexity: a save is O(changed rows); a fetch O(rows of the fetched entities).
+/// Complexity: a save is O(all rows), since it changes a copy of the table (the copy is what
+/// makes a failed save change nothing); a fetch is O(rows of the fetched entities).
 package struct RowTable {
     /// How primary keys are numbered.
     package enum KeyScope: Sendable {

@@ -11,6 +11,10 @@ public enum XMLStoreLayout {
     /// The largest object number a file may use in an `id`, `idrefs` or `<nextObjectID>`, so that
     /// handing out the numbers after it can never overflow (`§1, §3, §5`).
     public static let largestObjectNumber: Int64 = 1 << 62
+    /// How deep `<dict>` and `<array>` may nest in the metadata property list (`§1, §4`): the
+    /// reader, the writer and the comparisons recurse once per level, so a hostile file must not
+    /// choose the depth.
+    public static let maximumMetadataDepth = 64
     /// The suffix of the file a save writes beside the store before renaming it over (`§1, §11`).
     public static let pendingFileSuffix = ".new"
     /// How many bytes the engine hands the decoder at a time (`§1, §12`).

@@ -161,9 +161,14 @@ public enum XMLStoreDescribedModel {
             }
             description.properties = properties
         }
+        // Children grouped in one pass: a file may describe as many entities as it has objects.
+        var childKeys: [String: [String]] = [:]
         for key in entityOrder {
-            guard let description = descriptions[key] else { continue }
-            let children = entityOrder.filter { entities[$0]?.parent == key }.compactMap { descriptions[$0] }
+            if let parent = entities[key]?.parent { childKeys[parent, default: []].append(key) }
+        }
+        for key in entityOrder {
+            guard let description = descriptions[key], let keys = childKeys[key] else { continue }
+            let children = keys.compactMap { descriptions[$0] }
             if !children.isEmpty { description.subentities = children }
         }
         let model = NSManagedObjectModel()

@@ -90,9 +90,11 @@ struct ReaderState {
         case (.metadata?, "plist"):
             element = .plist
         case (.plist?, "dict"), (.plistContainer?, "dict"):
+            try checkMetadataDepth(line: line)
             plist.append(.dictionary([:], key: nil))
             element = .plistContainer
         case (.plistContainer?, "array"):
+            try checkMetadataDepth(line: line)
             plist.append(.array([]))
             element = .plistContainer
         case (.plistContainer?, let leaf) where Self.plistLeaves.contains(leaf):
@@ -265,6 +267,13 @@ struct ReaderState {
         default:
             guard let value = Base64Text.decode(text) else { throw XMLStoreError(line: line, "metadata <data> is not base64") }
             return .data(value)
+        }
+    }
+
+    /// Refuses metadata nested deeper than ``XMLStoreLayout/maximumMetadataDepth`` (§4).
+    private func checkMetadataDepth(line: Int) throws(XMLStoreError) {
+        guard plist.count < XMLStoreLayout.maximumMetadataDepth else {
+            throw XMLStoreError(line: line, "the metadata nests <dict> and <array> more than \(XMLStoreLayout.maximumMetadataDepth) levels deep")
         }
     }
 }
