@@ -18,6 +18,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     public internal(set) var url: URL?
     /// The configuration whose entities the store holds; `"PF_DEFAULT_CONFIGURATION_NAME"` for all.
     public let configurationName: String
+    /// Apple's name for the configuration of every entity.
+    static let defaultConfigurationName = "PF_DEFAULT_CONFIGURATION_NAME"
     /// The options the store was added with.
     public let options: [AnyHashable: Any]?
     /// The store's UUID, also under `NSStoreUUIDKey` in its metadata.
@@ -40,7 +42,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     init(type: String, url: URL?, configurationName: String?, options: [AnyHashable: Any]?, engine: any PersistentStoreEngine, identifier: String) {
         self.registeredType = type
         self.url = url
-        self.configurationName = configurationName ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        self.configurationName = configurationName ?? Self.defaultConfigurationName
         self.options = options
         self.engine = engine
         self.identifier = identifier
@@ -58,7 +60,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     public required init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?, at url: URL, options: [AnyHashable: Any]? = nil) {
         self.registeredType = String(describing: Self.self)
         self.url = url
-        self.configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        self.configurationName = name ?? Self.defaultConfigurationName
         self.options = options
         self.engine = UnsupportedStoreEngine(className: String(describing: Self.self))
         self.identifier = UUID().uuidString

@@ -43,14 +43,14 @@ extension NSPersistentStoreCoordinator {
         if storeType != NSInMemoryStoreType, FileManager.default.fileExists(atPath: url.path) {
             throw coreDataError(NSPersistentStoreOperationError, "cannot migrate the store \(store.identifier) to \(url.path): a file is already there")
         }
-        let configuration = store.configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : store.configurationName
-        let entities = (managedObjectModel.entities(forConfigurationName: configuration) ?? [])
+        let configuration = store.configurationName == NSPersistentStore.defaultConfigurationName ? nil : store.configurationName
+        let copied = entities(of: store)
             .filter { !$0.isAbstract && $0.name != nil }
             .sorted { ($0.name ?? "") < ($1.name ?? "") }
         let source = store.engine
         let sourceMetadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try source.metadata() }
         let rowsByEntity = try mapStoreError { () throws(StoreError) -> [(NSEntityDescription, [StoreRow])] in
-            try entities.map { entity throws(StoreError) in (entity, try Self.allRows(of: entity, in: source)) }
+            try copied.map { entity throws(StoreError) in (entity, try Self.allRows(of: entity, in: source)) }
         }
 
         let copy = try addPersistentStore(ofType: storeType, configurationName: configuration, at: url, options: options)

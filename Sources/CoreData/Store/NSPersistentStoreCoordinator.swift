@@ -63,7 +63,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 NSPersistentStoreInvalidTypeError,
                 "unknown store type '\(storeType)': registered types are \(StoreTypeRegistry.registeredTypes.joined(separator: ", "))")
         }
-        let configurationName = configuration == "PF_DEFAULT_CONFIGURATION_NAME" || configuration == "Default" ? nil : configuration
+        let configurationName = configuration == NSPersistentStore.defaultConfigurationName || configuration == "Default" ? nil : configuration
         guard let members = managedObjectModel.entities(forConfigurationName: configurationName) else {
             throw coreDataError(
                 NSPersistentStoreInvalidTypeError,
@@ -225,10 +225,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The store that holds objects of `entity`: the first added store whose configuration
     /// includes it.
     func store(for entity: NSEntityDescription) -> NSPersistentStore? {
-        persistentStores.first { store in
-            let configuration = store.configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : store.configurationName
-            return managedObjectModel.entities(forConfigurationName: configuration)?.contains { $0 === entity } ?? false
-        }
+        persistentStores.first { store in entities(of: store).contains { $0 === entity } }
     }
 
     private static func hashes(of entities: [NSEntityDescription]) -> [String: Data] {
@@ -252,10 +249,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
+    /// The entities of the configuration `store` was added with (every entity for the default one).
+    func entities(of store: NSPersistentStore) -> [NSEntityDescription] {
+        let configuration = store.configurationName == NSPersistentStore.defaultConfigurationName ? nil : store.configurationName
+        return managedObjectModel.entities(forConfigurationName: configuration) ?? []
+    }
+
     private func checkNoCrossStoreRelationships(adding members: [NSEntityDescription]) throws {
         let existing = stores.flatMap { store -> [NSEntityDescription] in
-            let configuration = store.configurationName == "PF_DEFAULT_CONFIGURATION_NAME" ? nil : store.configurationName
-            return managedObjectModel.entities(forConfigurationName: configuration) ?? []
+            entities(of: store)
         }
         let memberIDs = Set(members.map(ObjectIdentifier.init))
         let existingIDs = Set(existing.map(ObjectIdentifier.init))
