@@ -8,6 +8,8 @@ final class BinaryUsers: Sendable {
     let store: BinaryStore
     let entity: NSEntityDescription
     let path: String
+    /// The User entity's layout (the store froze the model: the same object its rows carry).
+    let layout: UsersLayout
 
     init(path: String, model: NSManagedObjectModel, durability: BinaryStoreOptions.Durability, fileSystem: (any StoreFileSystem)? = nil,
          backgroundCheckpoints: Bool = true, checkpointThreshold: Int? = nil) throws {
@@ -20,16 +22,12 @@ final class BinaryUsers: Sendable {
         store = try BinaryStore(path: path, model: model, metadata: StoreMetadata(), options: options)
         guard let entity = model.entitiesByName["User"] else { fatalError("benchmark model has no User entity") }
         self.entity = entity
+        self.layout = UsersLayout(entity.propertyLayout)
     }
 
     static func objectID(_ key: Int64) -> StoreObjectID { StoreObjectID(entityName: "User", primaryKey: key) }
 
-    static func row(_ key: Int64, _ user: User, version: Int64 = 0) -> StoreRow {
-        StoreRow(objectID: objectID(key), version: version, values: [
-            "name": .string(user.name), "email": .string(user.email), "age": .integer(user.age),
-            "score": .double(user.score), "created": .date(Date(timeIntervalSinceReferenceDate: user.created)),
-        ])
-    }
+    func row(_ key: Int64, _ user: User, version: Int64 = 0) -> StoreRow { layout.row(key, user, version: version) }
 
     /// Inserts the users in one save; returns their primary keys.
     @discardableResult
@@ -37,7 +35,7 @@ final class BinaryUsers: Sendable {
         let keys = try store.newPrimaryKeys(entityName: "User", count: users.count)
         var rows: [StoreRow] = []
         rows.reserveCapacity(users.count)
-        for (key, user) in zip(keys, users) { rows.append(Self.row(key, user)) }
+        for (key, user) in zip(keys, users) { rows.append(row(key, user)) }
         _ = try store.save(StoreChangeSet(inserted: rows))
         return keys
     }
@@ -46,7 +44,7 @@ final class BinaryUsers: Sendable {
     func insertEach(_ users: ArraySlice<User>) throws {
         for user in users {
             let key = try store.newPrimaryKeys(entityName: "User", count: 1)[0]
-            _ = try store.save(StoreChangeSet(inserted: [Self.row(key, user)]))
+            _ = try store.save(StoreChangeSet(inserted: [row(key, user)]))
         }
     }
 
@@ -54,7 +52,7 @@ final class BinaryUsers: Sendable {
     func lookups(_ keys: [Int64]) throws -> Int64 {
         var sum: Int64 = 0
         for key in keys {
-            if let row = try store.row(for: Self.objectID(key)), case .integer(let age) = row["age"] { sum &+= age }
+            if let row = try store.row(for: Self.objectID(key)), case .integer(let age) = row[slot: layout.age] { sum &+= age }
         }
         return sum
     }
@@ -75,7 +73,7 @@ final class BinaryUsers: Sendable {
         for key in keys {
             var user = users[Int(key - 1)]
             user.score = Double(key) / 3
-            rows.append(Self.row(key, user, version: 1))
+            rows.append(row(key, user, version: 1))
         }
         _ = try store.save(StoreChangeSet(updated: rows))
     }
@@ -91,6 +89,31 @@ final class BinaryUsers: Sendable {
     }
 
     func close() throws { try store.close() }
+}
+
+/// The slots of User's properties in a layout: rows are built by slot, as the object graph builds them.
+struct UsersLayout: Sendable {
+    let layout: PropertyLayout
+    let name: Int, email: Int, age: Int, score: Int, created: Int
+
+    init(_ layout: PropertyLayout) {
+        func slot(_ property: String) -> Int {
+            guard let slot = layout.slot(of: property) else { fatalError("User has no \(property)") }
+            return slot
+        }
+        self.layout = layout
+        (name, email, age, score, created) = (slot("name"), slot("email"), slot("age"), slot("score"), slot("created"))
+    }
+
+    func row(_ key: Int64, _ user: User, version: Int64 = 0) -> StoreRow {
+        var slots = [StoreValue?](repeating: nil, count: layout.count)
+        slots[name] = .string(user.name)
+        slots[email] = .string(user.email)
+        slots[age] = .integer(user.age)
+        slots[score] = .double(user.score)
+        slots[created] = .date(Date(timeIntervalSinceReferenceDate: user.created))
+        return StoreRow(objectID: BinaryUsers.objectID(key), version: version, layout: layout, slots: slots)
+    }
 }
 
 /// Counts `fdatasync` calls so the single-save workload can report syncs per save.

@@ -243,7 +243,7 @@ final class Runner {
             while walSize(path + "-wal") < tailBytes {
                 let keys = Array(Int64(start)..<Int64(min(start + batch, objects + 1)))
                 var rows: [StoreRow] = []
-                for key in keys { rows.append(BinaryUsers.row(key, users[Int(key - 1)], version: version)) }
+                for key in keys { rows.append(store.row(key, users[Int(key - 1)], version: version)) }
                 _ = try store.store.save(StoreChangeSet(updated: rows))
                 start += batch
                 if start > objects { start = 1; version += 1 }

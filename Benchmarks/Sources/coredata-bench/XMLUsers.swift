@@ -6,9 +6,12 @@ import Foundation
 /// The XML store side, through the store protocol.
 final class XMLUsers: Sendable {
     let store: XMLStore
+    let layout: UsersLayout
 
     init(path: String, model: NSManagedObjectModel) throws {
         store = try XMLStore(path: path, model: model, metadata: StoreMetadata())
+        guard let entity = model.entitiesByName["User"] else { fatalError("benchmark model has no User entity") }
+        layout = UsersLayout(entity.propertyLayout)
     }
 
     /// Inserts the users in one save (one rewrite of the file).
@@ -16,7 +19,7 @@ final class XMLUsers: Sendable {
         let keys = try store.newPrimaryKeys(entityName: "User", count: users.count)
         var rows: [StoreRow] = []
         rows.reserveCapacity(users.count)
-        for (key, user) in zip(keys, users) { rows.append(BinaryUsers.row(key, user)) }
+        for (key, user) in zip(keys, users) { rows.append(layout.row(key, user)) }
         _ = try store.save(StoreChangeSet(inserted: rows))
     }
 

@@ -89,7 +89,7 @@ extension NSManagedObjectContext {
                 let object = type.init(entity: item.entity, insertInto: nil)
                 object.objectID = item.objectID
                 object.managedObjectContext = parent
-                object.attributeValues = [:]
+                object.attributeValues.removeAll()
                 object.lifecycle.isInserted = true
                 object.materialisedRelationships = Set(item.entity.relationshipsByName.keys)
                 parent.registered[item.objectID] = object
@@ -148,7 +148,8 @@ extension NSManagedObject {
     func fill(fromParent snapshot: ParentSnapshot) {
         isFaultState = false
         changedKeys = []
-        attributeValues = snapshot.attributes
+        attributeValues.removeAll()
+        for (name, value) in snapshot.attributes { attributeValues[name] = value }
         toOneValues = [:]
         toManyValues = [:]
         materialisedRelationships = []

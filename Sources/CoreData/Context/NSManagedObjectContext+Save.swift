@@ -396,47 +396,69 @@ extension NSManagedObjectContext {
 }
 
 extension NSManagedObject {
-    /// The object's saved form: every non-transient property as a store value.
+    /// The object's saved form: every non-transient property as a store value, by slot of the
+    /// entity's layout (a layout extending it when the saved row had properties this model lacks,
+    /// which are kept). A slot never read since the fetch keeps the row's stored value unconverted.
     func storeRow(version: Int64) throws -> StoreRow {
         guard let id = objectID.storeObjectID else {
             throw coreDataError(NSPersistentStoreSaveError, "\(objectID) has no permanent ID")
         }
-        let properties = entity.properties
-        var values = committedRow?.values ?? Dictionary(minimumCapacity: properties.count)
-        for property in properties where !property.isTransient {
-            let name = property.name
+        let layout = entity.propertyLayout
+        var row: StoreRow
+        if let committed = committedRow, committed.layout.extends(layout) {
+            row = committed
+            row.objectID = id
+            row.version = version
+        } else if let committed = committedRow {
+            // Laid out by name (a row from a store that does not use the model's layouts): keep
+            // what it has, then set the model's properties by name below.
+            row = committed
+            row.objectID = id
+            row.version = version
+            for name in layout.names where !row.contains(name) { row[name] = .null }
+        } else {
+            row = StoreRow(objectID: id, version: version, layout: layout, slots: Array(repeating: nil, count: layout.count))
+        }
+        let byName = !row.layout.extends(layout)
+        for (slot, property) in entity.layoutProperties.enumerated() where !property.isTransient {
+            let value: StoreValue
             switch property {
             case let attribute as NSAttributeDescription:
-                if attribute.attributeType == .transformableAttributeType {
-                    values[name] = try transformedValue(attributeValues[name], attribute)
+                if let stored = attributeValues.pendingStoredValue(slot) {
+                    value = stored
+                } else if attribute.attributeType == .transformableAttributeType {
+                    value = try transformedValue(attributeValues[slot: slot], attribute)
                 } else {
-                    values[name] = StoreValue(attributeValue: attributeValues[name], type: attribute.attributeType) ?? .null
+                    value = StoreValue(attributeValue: attributeValues[slot: slot], type: attribute.attributeType) ?? .null
                 }
             case let relationship as NSRelationshipDescription:
+                let name = relationship.name
                 guard materialisedRelationships.contains(name) else { continue }
                 if relationship.isToMany {
-                    values[name] = .references((toManyValues[name] ?? []).filter { !$0.isDeleted }.compactMap { $0.objectID.storeObjectID })
+                    value = .references((toManyValues[name] ?? []).filter { !$0.isDeleted }.compactMap { $0.objectID.storeObjectID })
                 } else if let destination = toOneValues[name], !destination.isDeleted, let destinationID = destination.objectID.storeObjectID {
-                    values[name] = .reference(destinationID)
+                    value = .reference(destinationID)
                 } else {
-                    values[name] = .null
+                    value = .null
                 }
             default:
                 continue
             }
+            if byName { row[property.name] = value } else { row.slots[slot] = value }
         }
-        return StoreRow(objectID: id, version: version, values: values)
+        return row
     }
 
     /// The object's attribute values as a store would save them, transient ones left out;
     /// transformable values the transformer cannot turn into `Data` read as ``StoreValue/null``.
     func storeAttributeValues() -> [String: StoreValue] {
         var values: [String: StoreValue] = [:]
-        for (name, attribute) in entity.attributesByName where !attribute.isTransient {
+        for (slot, attribute) in entity.layoutAttributes.enumerated() {
+            guard let attribute, !attribute.isTransient else { continue }
             if attribute.attributeType == .transformableAttributeType {
-                values[name] = (try? transformedValue(attributeValues[name], attribute)) ?? .null
+                values[attribute.name] = (try? transformedValue(attributeValues[slot: slot], attribute)) ?? .null
             } else {
-                values[name] = StoreValue(attributeValue: attributeValues[name], type: attribute.attributeType) ?? .null
+                values[attribute.name] = StoreValue(attributeValue: attributeValues[slot: slot], type: attribute.attributeType) ?? .null
             }
         }
         return values

@@ -369,7 +369,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let object = type.init(entity: objectID.entity, insertInto: nil)
         object.objectID = objectID
         object.managedObjectContext = self
-        object.attributeValues = [:]
+        object.attributeValues.removeAll()
         registered[objectID] = object
         if let row {
             object.fill(from: row)
@@ -420,7 +420,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 guard shouldDeleteInaccessibleFaults else {
                     preconditionFailure("CoreData could not fulfill a fault for '\(object.objectID)': the parent context does not have the object")
                 }
-                object.attributeValues = [:]
+                object.attributeValues.removeAll()
                 object.materialisedRelationships = Set(object.entity.relationshipsByName.keys)
             }
             return
@@ -438,7 +438,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 preconditionFailure("CoreData could not fulfill a fault for '\(object.objectID)': the object was deleted from the store")
             }
             // Apple's behaviour with shouldDeleteInaccessibleFaults: the object reads as empty.
-            object.attributeValues = [:]
+            object.attributeValues.removeAll()
             object.materialisedRelationships = Set(object.entity.relationshipsByName.keys)
             return
         }
@@ -520,22 +520,11 @@ extension NSManagedObject {
         prefetchedRow = nil
         faultBatch = nil
         changedKeys = []
-        let attributes = entity.attributesByName
-        // Sized once: grown one value at a time, the table would be rebuilt three times per object.
-        attributeValues = Dictionary(minimumCapacity: attributes.count)
-        toOneValues = [:]
-        toManyValues = [:]
-        materialisedRelationships = []
-        for (name, attribute) in attributes where !attribute.isTransient {
-            let stored = row[name].attributeValue(as: attribute.attributeType)
-            if attribute.attributeType == .transformableAttributeType, let data = stored as? Data,
-               let transformerName = attribute.valueTransformerName ?? (attribute.attributeValueClassName == nil ? nil : "NSSecureUnarchiveFromData"),
-               let transformer = ValueTransformer.valueTransformer(forName: NSValueTransformerName(rawValue: transformerName)) {
-                attributeValues[name] = transformer.reverseTransformedValue(data)
-            } else {
-                attributeValues[name] = stored
-            }
-        }
+        // Values convert from the row slot by slot when first read (AttributeSlots).
+        attributeValues.load(from: row)
+        if !toOneValues.isEmpty { toOneValues = [:] }
+        if !toManyValues.isEmpty { toManyValues = [:] }
+        if !materialisedRelationships.isEmpty { materialisedRelationships = [] }
     }
 
     func revertToCommitted() {
@@ -543,7 +532,7 @@ extension NSManagedObject {
         if let row = committedRow {
             fill(from: row)
         } else {
-            attributeValues = [:]
+            attributeValues.removeAll()
             toOneValues = [:]
             toManyValues = [:]
         }
@@ -554,7 +543,7 @@ extension NSManagedObject {
         prefetchedRow = nil
         faultBatch = nil
         fetchedPropertyValues = [:]
-        attributeValues = [:]
+        attributeValues.removeAll()
         toOneValues = [:]
         toManyValues = [:]
         materialisedRelationships = []

@@ -12,6 +12,12 @@ extension NSManagedObject {
         case "self": return self
         default: break
         }
+        // Attributes, the common case: one hash (name → slot), no dynamic cast.
+        if let slot = entity.propertyLayout.slot(of: key), entity.layoutAttributes[slot] != nil {
+            context_checkAccess()
+            fireFaultIfNeeded()
+            return attributeValues[slot: slot]
+        }
         guard let property = entity.propertiesByName[key] else {
             preconditionFailure("CoreData: [<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\"")
         }
@@ -22,6 +28,13 @@ extension NSManagedObject {
 
     // Implements the overridable `setValue` declared on the class.
     func kvcSetValue(_ value: Any?, forKey key: String) {
+        if let slot = entity.propertyLayout.slot(of: key), entity.layoutAttributes[slot] != nil {
+            context_checkAccess()
+            fireFaultIfNeeded()
+            attributeValues[slot: slot] = value
+            noteChange(key)
+            return
+        }
         guard let property = entity.propertiesByName[key] else {
             preconditionFailure("CoreData: [<\(type(of: self)) \(objectID)> setValue:forUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\"")
         }

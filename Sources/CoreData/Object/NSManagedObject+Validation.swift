@@ -29,8 +29,13 @@ extension NSManagedObject {
     func validationErrors() -> [NSError] {
         // Fetched properties are computed, never saved: nothing to validate (and reading one would fetch).
         var result: [NSError] = []
-        for property in entity.validatedProperties {
-            let errors = errors(for: property, value: currentValue(of: property))
+        let slots = entity.validatedSlots
+        let attributes = entity.layoutAttributes
+        for (position, property) in entity.validatedProperties.enumerated() {
+            let slot = slots[position]
+            // Attributes by slot: no name hashed, no dynamic cast to find the kind.
+            let value = slot >= 0 && attributes[slot] != nil ? attributeValues[slot: slot] : currentValue(of: property)
+            let errors = errors(for: property, value: value)
             if !errors.isEmpty { result += errors }
         }
         return result

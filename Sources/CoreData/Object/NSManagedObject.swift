@@ -30,8 +30,8 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 
     // MARK: State (touched only on the context's queue)
 
-    /// Current attribute values by name; a missing name is `nil`.
-    var attributeValues: [String: Any] = [:]
+    /// Current attribute values by slot of the entity's layout, filled lazily from the row.
+    var attributeValues: AttributeSlots
     /// Current to-one destinations by relationship name, once materialised.
     var toOneValues: [String: NSManagedObject] = [:]
     /// Current to-many destinations by relationship name, in order, without duplicates.
@@ -74,17 +74,15 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The entity's default values are set, then `awakeFromInsert()` runs.
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
         self.entity = entity
+        self.attributeValues = AttributeSlots(entity: entity)
         super.init()
-        let attributes = entity.attributesByName
-        if context != nil {
-            // A new object is about to be given its values: size the tables once. (Objects made
-            // for fetched rows get theirs when filled.)
-            attributeValues.reserveCapacity(attributes.count)
-            changedKeys.reserveCapacity(attributes.count)
+        let attributes = entity.layoutAttributes
+        for (slot, attribute) in attributes.enumerated() {
+            if let value = attribute?.defaultValue { attributeValues[slot: slot] = value }
         }
-        for (name, attribute) in attributes {
-            if let value = attribute.defaultValue { attributeValues[name] = value }
-        }
+        // A new object is about to be given its values: size the change set once (grown one
+        // key at a time it would be rebuilt three times). Objects for fetched rows rarely change.
+        if context != nil { changedKeys.reserveCapacity(attributes.count) }
         if let context {
             context.insert(self)
         }

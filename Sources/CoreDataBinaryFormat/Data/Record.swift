@@ -1,3 +1,4 @@
+import CoreDataModel
 import CoreDataStorage
 import Foundation
 
@@ -34,31 +35,17 @@ public enum RecordCodec {
     /// references name; returns whether the catalog changed.
     @discardableResult
     public static func register(_ row: StoreRow, in catalog: inout Catalog) -> Bool {
-        var changed = catalog.register(entity: row.objectID.entityName, properties: row.values.keys.sorted())
-        for value in row.values.values {
+        let names = row.slots.indices.filter { row.slots[$0] != nil }.map { row.layout.names[$0] }.sorted()
+        var changed = catalog.register(entity: row.objectID.entityName, properties: names)
+        for value in row.slots {
             switch value {
-            case .reference(let id): changed = catalog.register(entity: id.entityName, properties: []) || changed
-            case .references(let ids):
+            case .reference(let id)?: changed = catalog.register(entity: id.entityName, properties: []) || changed
+            case .references(let ids)?:
                 for id in ids { changed = catalog.register(entity: id.entityName, properties: []) || changed }
             default: continue
             }
         }
         return changed
-    }
-
-    /// Whether `row` names an entity or property the catalog does not (rare after the first save).
-    public static func needsRegistration(_ row: StoreRow, in catalog: Catalog) -> Bool {
-        guard let id = catalog.entityID(of: row.objectID.entityName) else { return true }
-        let entity = catalog.entities[id]
-        for (name, value) in row.values {
-            if entity.index(of: name) == nil { return true }
-            switch value {
-            case .reference(let target): if catalog.entityID(of: target.entityName) == nil { return true }
-            case .references(let targets): if targets.contains(where: { catalog.entityID(of: $0.entityName) == nil }) { return true }
-            default: continue
-            }
-        }
-        return false
     }
 
     /// Appends the record of `row` to `writer`.
@@ -81,20 +68,22 @@ public enum RecordCodec {
         // Walk the catalog's property order (so indexes increase with no sort); the count goes
         // first, in one byte when it fits, patched once known.
         let countAt = writer.count
+        let present = row.slots.lazy.filter { $0 != nil && $0 != .null }.count
         let wide = entity.properties.count >= 128
         if wide {
-            writer.varint(UInt64(row.values.values.filter { !$0.isNull }.count))
+            writer.varint(UInt64(present))
         } else {
             writer.uint8(0)
         }
         var written = 0
         for (index, name) in entity.properties.enumerated() {
-            guard let value = row.values[name], !value.isNull else { continue }
+            let value = row[name]
+            guard !value.isNull else { continue }
             writer.varint(UInt64(index))
             encode(value, catalog: catalog, into: &writer)
             written += 1
         }
-        assert(written == row.values.values.lazy.filter { !$0.isNull }.count, "a property of \(entity.name) is not in the store's catalog")
+        assert(written == present, "a property of \(entity.name) is not in the store's catalog")
         if !wide { writer.bytes[countAt] = UInt8(written) }
     }
 
@@ -189,9 +178,15 @@ public enum RecordCodec {
 
     /// Decodes the record in `bytes[start..<end]`: its header and, for a row, the row.
     ///
+    /// The row is laid out as `layouts` says for its entity (the model's layout in a store);
+    /// without `layouts`, or when they were built for an older catalog that lacks the entity or
+    /// a column, in a layout of the entity's catalog names made for this row (slow: for tools).
+    ///
     /// - Throws: ``BinaryFormatError`` for any damage; the location is relative to the record
     ///   (callers prepend the page or log offset).
-    public static func decode(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, catalog: Catalog) throws(BinaryFormatError) -> (RecordHeader, StoreRow?) {
+    public static func decode(
+        _ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, catalog: Catalog, layouts: RecordLayouts? = nil
+    ) throws(BinaryFormatError) -> (RecordHeader, StoreRow?) {
         var reader = ByteReader(bytes, from: start, to: end)
         let head = try header(&reader, catalog: catalog)
         let entity = catalog.entities[head.entityID]
@@ -201,8 +196,16 @@ public enum RecordCodec {
             guard count == 0, reader.isAtEnd else { throw BinaryFormatError("", "a tombstone carries values") }
             return (head, nil)
         }
-        var values: [String: StoreValue] = [:]
-        values.reserveCapacity(count)
+        let layout: PropertyLayout
+        let slotOfColumn: [Int]?
+        if let layouts, head.entityID < layouts.entities.count, layouts.entities[head.entityID].slotOfColumn.count == entity.properties.count {
+            layout = layouts.entities[head.entityID].layout
+            slotOfColumn = layouts.entities[head.entityID].slotOfColumn
+        } else {
+            layout = PropertyLayout(entityName: entity.name, names: entity.properties)
+            slotOfColumn = nil
+        }
+        var slots = [StoreValue?](repeating: nil, count: layout.count)
         var previous = -1
         for _ in 0..<count {
             let index = try reader.count("property index", atMost: Int(Int32.max))
@@ -210,10 +213,16 @@ public enum RecordCodec {
                 throw BinaryFormatError("", "property index \(index) is out of order or not in \(entity.name)'s \(entity.properties.count) properties")
             }
             previous = index
-            values[entity.properties[index]] = try value(&reader, catalog: catalog)
+            let decoded = try value(&reader, catalog: catalog)
+            if let slotOfColumn {
+                let slot = slotOfColumn[index]
+                if slot >= 0 { slots[slot] = decoded }
+            } else {
+                slots[index] = decoded
+            }
         }
         guard reader.isAtEnd else { throw BinaryFormatError("", "\(reader.remaining) bytes follow the record's last value") }
-        return (head, StoreRow(objectID: id, version: head.version, values: values))
+        return (head, StoreRow(objectID: id, version: head.version, layout: layout, slots: slots))
     }
 
     static func value(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> StoreValue {

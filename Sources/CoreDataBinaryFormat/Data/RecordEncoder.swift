@@ -1,20 +1,26 @@
+import CoreDataModel
 import CoreDataStorage
 
-/// Encodes many rows into records (Formats/binary-store.md §5) without hashing property names
-/// row after row: rows of one entity list their keys in the same order (equal dictionaries in one
-/// process iterate alike), so the encoder remembers the last row's key order and property
-/// indexes and only looks up a name that differs.
+/// Encodes many rows into records (Formats/binary-store.md §5) by slot: for each row layout it
+/// asks ``RecordLayouts`` once for the column of every slot and the slots in column order, so a
+/// row's values are written without hashing a property name or sorting.
 public struct RecordEncoder {
-    public let catalog: Catalog
+    public let layouts: RecordLayouts
+    public var catalog: Catalog { layouts.catalog }
     private var entityName: String?
     private var entityID = 0
-    private var keys: [String] = []
-    private var indexes: [Int] = []
-    private var scratch: [(index: Int, value: StoreValue)] = []
+    private var layout: PropertyLayout?
+    /// For `layout`: the slots that have a column, in increasing column order, with their column.
+    private var ordered: [(slot: Int, column: Int)] = []
+    /// For `layout`: the slots with no column in the catalog (a value there needs registration).
+    private var unmapped: [Int] = []
     private var referenceName: String?
     private var referenceID = 0
 
-    public init(catalog: Catalog) { self.catalog = catalog }
+    public init(layouts: RecordLayouts) { self.layouts = layouts }
+
+    /// An encoder with catalog-only layouts (for tools and tests; a store passes its own).
+    public init(catalog: Catalog) { self.init(layouts: RecordLayouts(catalog: catalog)) }
 
     /// Appends the record of `row` at `version`; returns `false`, writing nothing, when the
     /// catalog lacks an entity or property the row uses (the caller registers and starts over).
@@ -24,54 +30,43 @@ public struct RecordEncoder {
             guard let id = catalog.entityID(of: name) else { return false }
             entityName = name
             entityID = id
-            keys.removeAll(keepingCapacity: true)
-            indexes.removeAll(keepingCapacity: true)
+            layout = nil
         }
-        let entity = catalog.entities[entityID]
-        scratch.removeAll(keepingCapacity: true)
-        var position = 0
-        for (key, value) in row.values {
-            defer { position += 1 }
-            let index: Int
-            if position < keys.count, keys[position] == key {
-                index = indexes[position]
-            } else {
-                guard let found = entity.index(of: key) else { return false }
-                index = found
-                if position < keys.count {
-                    keys[position] = key
-                    indexes[position] = found
-                } else {
-                    keys.append(key)
-                    indexes.append(found)
-                }
-            }
-            if !value.isNull { scratch.append((index, value)) }
+        if layout !== row.layout { prepare(row.layout) }
+        for slot in unmapped {
+            if let value = row.slots[slot], !value.isNull { return false }
         }
-        // Property indexes must increase; rows have few values, so insertion sort.
-        if scratch.count > 1 {
-            for i in 1..<scratch.count {
-                var j = i
-                while j > 0, scratch[j - 1].index > scratch[j].index {
-                    scratch.swapAt(j - 1, j)
-                    j -= 1
-                }
-            }
+        var present = 0
+        for (slot, _) in ordered {
+            if let value = row.slots[slot], !value.isNull { present += 1 }
         }
         let start = writer.count
         writer.uint8(RecordHeader.Kind.row.rawValue)
         writer.varint(UInt64(entityID))
         writer.varint(UInt64(bitPattern: row.objectID.primaryKey))
         writer.varint(UInt64(bitPattern: version))
-        writer.varint(UInt64(scratch.count))
-        for (index, value) in scratch {
-            writer.varint(UInt64(index))
+        writer.varint(UInt64(present))
+        for (slot, column) in ordered {
+            guard let value = row.slots[slot], !value.isNull else { continue }
+            writer.varint(UInt64(column))
             guard write(value, into: &writer) else {
                 writer.bytes.removeSubrange(start...)
                 return false
             }
         }
         return true
+    }
+
+    private mutating func prepare(_ rowLayout: PropertyLayout) {
+        let columns = layouts.columns(of: rowLayout, entityID: entityID)
+        ordered.removeAll(keepingCapacity: true)
+        unmapped.removeAll(keepingCapacity: true)
+        for slot in 0..<rowLayout.count {
+            let column = columns[slot]
+            if column >= 0 { ordered.append((slot, column)) } else { unmapped.append(slot) }
+        }
+        ordered.sort { $0.column < $1.column }
+        layout = rowLayout
     }
 
     private mutating func write(_ value: StoreValue, into writer: inout ByteWriter) -> Bool {

@@ -151,6 +151,7 @@ extension BinaryStore {
         // Encode against the current catalog; a save that names something new (rare after the
         // first) registers it and starts over with a catalog entry first.
         var newCatalog = catalog
+        var newLayouts = layouts
         var catalogChanged = false
         for (id, _) in changes.deleted where newCatalog.register(entity: id.entityName, properties: []) { catalogChanged = true }
         let count = changes.inserted.count + changes.updated.count + changes.deleted.count
@@ -164,7 +165,8 @@ extension BinaryStore {
                 let encoded = newCatalog.encoded()
                 frames.appendEntry(kind: .catalog, sizeHint: encoded.count) { $0.append(encoded) }
             }
-            var encoder = RecordEncoder(catalog: newCatalog)
+            if catalogChanged, newLayouts.catalog != newCatalog { newLayouts = RecordLayouts(catalog: newCatalog, models: modelLayouts) }
+            var encoder = RecordEncoder(layouts: newLayouts)
             var entityIDs = EntityIDCache(catalog: newCatalog)
             var complete = true
             for (rows, updating) in [(changes.inserted, false), (changes.updated, true)] {
@@ -193,7 +195,7 @@ extension BinaryStore {
         frames.finish()
         if catalogChanged {
             // Append-only: readers never see a record that needs the new names before it is published.
-            rw.withWriteLock { catalog = newCatalog }
+            rw.withWriteLock { layouts = newLayouts }
         }
 
         let start = logEnd

@@ -77,7 +77,7 @@ extension BinaryStore {
                     }
                     if inlineRows {
                         if matched >= offset {
-                            guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).1 else { continue }
+                            guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts).1 else { continue }
                             rows.append(row)
                         } else if compiled.filter == nil,
                                   try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).kind != .row {

@@ -54,7 +54,14 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var header: FileHeader
     var root: RootSlot
     var activeSlot: Int
-    var catalog: Catalog
+    /// The catalog with its slot tables; assigning ``catalog`` rebuilds the tables.
+    var layouts: RecordLayouts
+    var catalog: Catalog {
+        get { layouts.catalog }
+        set { layouts = RecordLayouts(catalog: newValue, models: modelLayouts) }
+    }
+    /// The model's property layouts by entity name: rows decode into them.
+    let modelLayouts: [String: PropertyLayout]
     var index: ObjectIndex
     var metadataValue: StoreMetadata
     var isClosed = false
@@ -104,7 +111,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         self.path = path
         self.options = options
         self.fileSystem = options.fileSystem
+        // Rows carry the entity's layout object; a frozen model hands out the same one every time.
+        try? model.freeze()
         self.entities = model.entitiesByName
+        self.modelLayouts = model.entitiesByName.mapValues(\.propertyLayout)
         self.hasUniquenessConstraints = model.entities.contains { !$0.uniquenessConstraints.isEmpty }
         self.cache = PageCache(capacity: options.pageCacheBytes)
         self.indexedAttributes = Self.indexedAttributes(of: model)
@@ -114,7 +124,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         header = opened.header
         root = opened.root
         activeSlot = opened.activeSlot
-        catalog = opened.catalog
+        layouts = RecordLayouts(catalog: opened.catalog, models: modelLayouts)
         index = opened.index
         metadataValue = opened.metadata
         logEnd = opened.logEnd

@@ -129,14 +129,61 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     // MARK: Frozen state
 
     /// Derived lookups computed once when the model freezes, so that concurrent readers never
-    /// build them at the same time.
-    struct FrozenState {
-        var properties: [NSPropertyDescription]
-        var propertiesByName: [String: NSPropertyDescription]
-        var attributesByName: [String: NSAttributeDescription]
-        var relationshipsByName: [String: NSRelationshipDescription]
-        var validatedProperties: [NSPropertyDescription]
-        var versionHash: Data
+    /// build them at the same time. A class: reading one field must not copy (and retain) all.
+    final class FrozenState {
+        let properties: [NSPropertyDescription]
+        let propertiesByName: [String: NSPropertyDescription]
+        let attributesByName: [String: NSAttributeDescription]
+        let relationshipsByName: [String: NSRelationshipDescription]
+        let validatedProperties: [NSPropertyDescription]
+        let versionHash: Data
+        let propertyLayout: PropertyLayout
+        let layoutProperties: [NSPropertyDescription]
+        let layoutAttributes: [NSAttributeDescription?]
+        let validatedSlots: [Int]
+
+        init(
+            properties: [NSPropertyDescription], propertiesByName: [String: NSPropertyDescription],
+            attributesByName: [String: NSAttributeDescription], relationshipsByName: [String: NSRelationshipDescription],
+            validatedProperties: [NSPropertyDescription], versionHash: Data, propertyLayout: PropertyLayout,
+            layoutProperties: [NSPropertyDescription], layoutAttributes: [NSAttributeDescription?]
+        ) {
+            self.properties = properties
+            self.propertiesByName = propertiesByName
+            self.attributesByName = attributesByName
+            self.relationshipsByName = relationshipsByName
+            self.validatedProperties = validatedProperties
+            self.versionHash = versionHash
+            self.propertyLayout = propertyLayout
+            self.layoutProperties = layoutProperties
+            self.layoutAttributes = layoutAttributes
+            self.validatedSlots = validatedProperties.map { propertyLayout.slot(of: $0.name) ?? -1 }
+        }
+    }
+
+    /// The attribute at each slot of ``propertyLayout``, `nil` at a relationship's slot.
+    public var layoutAttributes: [NSAttributeDescription?] {
+        if let frozen { return frozen.layoutAttributes }
+        return layoutProperties.map { $0 as? NSAttributeDescription }
+    }
+
+    /// The entity's property layout: one slot per attribute and relationship (transient ones
+    /// included, fetched properties left out), inherited properties first. Made once when the
+    /// model freezes; before that, a new layout on every call.
+    public var propertyLayout: PropertyLayout {
+        if let frozen { return frozen.propertyLayout }
+        return PropertyLayout(entityName: name ?? "", names: Self.slotted(properties).map(\.name))
+    }
+
+    /// The property at each slot of ``propertyLayout``.
+    public var layoutProperties: [NSPropertyDescription] {
+        if let frozen { return frozen.layoutProperties }
+        return Self.slotted(properties)
+    }
+
+    private static func slotted(_ properties: [NSPropertyDescription]) -> [NSPropertyDescription] {
+        var seen = Set<String>()
+        return properties.filter { !($0 is NSFetchedPropertyDescription) && seen.insert($0.name).inserted }
     }
 
     /// The properties an object's validation checks, in the order it reports them: every
@@ -145,6 +192,13 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     package var validatedProperties: [NSPropertyDescription] {
         if let frozen { return frozen.validatedProperties }
         return Self.validated(properties)
+    }
+
+    /// The slot in ``propertyLayout`` of each of ``validatedProperties``.
+    package var validatedSlots: [Int] {
+        if let frozen { return frozen.validatedSlots }
+        let layout = propertyLayout
+        return validatedProperties.map { layout.slot(of: $0.name) ?? -1 }
     }
 
     private static func validated(_ properties: [NSPropertyDescription]) -> [NSPropertyDescription] {
@@ -162,7 +216,10 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
             attributesByName: byName.compactMapValues { $0 as? NSAttributeDescription },
             relationshipsByName: byName.compactMapValues { $0 as? NSRelationshipDescription },
             validatedProperties: Self.validated(props),
-            versionHash: VersionHash.of(self))
+            versionHash: VersionHash.of(self),
+            propertyLayout: PropertyLayout(entityName: name ?? "", names: Self.slotted(props).map(\.name)),
+            layoutProperties: Self.slotted(props),
+            layoutAttributes: Self.slotted(props).map { $0 as? NSAttributeDescription })
     }
 
     /// Names the uniqueness constraints refer to, whatever form each element has.
