@@ -165,7 +165,7 @@ struct DumpCommand: ParsableCommand {
                 if let modelProperties {
                     properties = modelProperties.map { ($0, row[$0]) }
                 } else {
-                    properties = recordProperties.compactMap { name in row.values[name].map { (name, $0) } }
+                    properties = recordProperties.compactMap { name in row.contains(name) ? (name, row[name]) : nil }
                 }
                 writer.write(DumpObject(id: id, version: row.version, properties: properties))
                 printed += 1

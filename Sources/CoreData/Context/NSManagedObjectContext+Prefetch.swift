@@ -50,7 +50,8 @@ extension NSManagedObjectContext {
     /// fault (without firing it), otherwise from the object's current values (which read the
     /// relationship from the store when its row leaves it out).
     private func destinationObjects(of source: NSManagedObject, through relationship: NSRelationshipDescription) -> [NSManagedObject] {
-        if source.isFaultState, let row = source.prefetchedRow, let stored = row.values[relationship.name] {
+        if source.isFaultState, let row = source.prefetchedRow, row.contains(relationship.name) {
+            let stored = row[relationship.name]
             switch stored {
             case .reference(let id): return object(forStoreID: id).map { [$0] } ?? []
             case .references(let ids): return ids.compactMap { object(forStoreID: $0) }

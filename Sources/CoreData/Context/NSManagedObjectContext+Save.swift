@@ -240,10 +240,10 @@ extension NSManagedObjectContext {
         func follow(_ id: StoreObjectID) -> StoreObjectID { remap[id] ?? id }
         func rewrite(_ row: StoreRow) -> StoreRow {
             var row = row
-            for (key, value) in row.values {
+            for (slot, value) in row.slots.enumerated() {
                 switch value {
-                case .reference(let id): row.values[key] = .reference(follow(id))
-                case .references(let ids): row.values[key] = .references(ids.map(follow))
+                case .reference(let id)?: row.slots[slot] = .reference(follow(id))
+                case .references(let ids)?: row.slots[slot] = .references(ids.map(follow))
                 default: continue
                 }
             }

@@ -174,11 +174,11 @@ extension NSManagedObject {
             return
         }
         guard var row = committedRow, let context = managedObjectContext else { return }
-        if row.values[relationship.name] == nil, let id = objectID.storeObjectID, let store = objectID.persistentStore {
+        if !row.contains(relationship.name), let id = objectID.storeObjectID, let store = objectID.persistentStore {
             // The store left the relationship out of the row: it loads relationships lazily.
             // A store that fails here reads as no destinations, as an inaccessible fault does.
             let value = (try? store.engine.destinations(of: id, relationship: relationship.name)) ?? .null
-            row.values[relationship.name] = value
+            row[relationship.name] = value
             committedRow = row
         }
         switch row[relationship.name] {

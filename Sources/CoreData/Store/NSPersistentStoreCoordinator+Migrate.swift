@@ -120,9 +120,9 @@ extension NSPersistentStoreCoordinator {
         }
         let relationships = entity.relationshipsByName.values.filter { !$0.isTransient }
         for index in rows.indices {
-            for relationship in relationships where rows[index].values[relationship.name] == nil {
+            for relationship in relationships where !rows[index].contains(relationship.name) {
                 let value = try engine.destinations(of: rows[index].objectID, relationship: relationship.name)
-                if !value.isNull { rows[index].values[relationship.name] = value }
+                if !value.isNull { rows[index][relationship.name] = value }
             }
         }
         return rows.sorted { $0.objectID.primaryKey < $1.objectID.primaryKey }

@@ -239,13 +239,13 @@ extension BinaryStore {
         }
         for rows in [changes.inserted, changes.updated] {
             for row in rows {
-                for (property, value) in row.values {
+                for (slot, value) in row.slots.enumerated() {
                     switch value {
-                    case .reference(let target):
-                        if try !exists(target) { throw .danglingReference(from: row.objectID, property: property, to: target) }
-                    case .references(let targets):
+                    case .reference(let target)?:
+                        if try !exists(target) { throw .danglingReference(from: row.objectID, property: row.layout.names[slot], to: target) }
+                    case .references(let targets)?:
                         for target in targets where try !exists(target) {
-                            throw .danglingReference(from: row.objectID, property: property, to: target)
+                            throw .danglingReference(from: row.objectID, property: row.layout.names[slot], to: target)
                         }
                     default:
                         continue

@@ -146,13 +146,13 @@ package struct RowTable {
 
     private func checkReferences(_ changes: StoreChangeSet) throws(StoreError) {
         for row in changes.inserted + changes.updated {
-            for (property, value) in row.values {
+            for (slot, value) in row.slots.enumerated() {
                 switch value {
-                case .reference(let target) where rows[target] == nil:
-                    throw .danglingReference(from: row.objectID, property: property, to: target)
-                case .references(let targets):
+                case .reference(let target)? where rows[target] == nil:
+                    throw .danglingReference(from: row.objectID, property: row.layout.names[slot], to: target)
+                case .references(let targets)?:
                     if let missing = targets.first(where: { rows[$0] == nil }) {
-                        throw .danglingReference(from: row.objectID, property: property, to: missing)
+                        throw .danglingReference(from: row.objectID, property: row.layout.names[slot], to: missing)
                     }
                 default:
                     continue

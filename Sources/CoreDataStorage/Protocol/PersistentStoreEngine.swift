@@ -4,7 +4,10 @@ import Foundation
 /// The seam every store plugs into: the in-memory store, the binary and XML stores, and a
 /// user's own store. The object graph talks to stores only through this protocol.
 ///
-/// Stores exchange ``StoreRow``s keyed by ``StoreObjectID`` and never see managed objects.
+/// Stores exchange ``StoreRow``s keyed by ``StoreObjectID`` and never see managed objects. A
+/// row carries its values by slot of the entity's `PropertyLayout`; a store that keeps rows as
+/// it receives them and hands them back in the same layout lets values pass from object to disk
+/// and back without a property name hashed per value.
 ///
 /// Threading: a store is shared by every context of a coordinator and called from their queues
 /// at once; each method must be safe to call concurrently. A fetch sees one committed state: all
@@ -55,7 +58,7 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
     ) throws(StoreError) -> [Int64]
 
     /// The destinations of one relationship of a stored object, for a row that left the
-    /// relationship out (``StoreRow/values`` has no entry for it): a store that loads
+    /// relationship out (its slot in the row is `nil`, ``StoreRow/contains(_:)`` is false): a store that loads
     /// relationships lazily answers here. ``StoreValue/reference(_:)`` or ``StoreValue/null``
     /// for a to-one relationship, ``StoreValue/references(_:)`` for a to-many one.
     ///

@@ -9,6 +9,8 @@ import Foundation
 public struct XMLStoreSchema: @unchecked Sendable {
     private struct Property {
         let name: String
+        /// The property's slot in the entity's layout.
+        let slot: Int
         let attribute: NSAttributeDescription?
         let relationship: NSRelationshipDescription?
     }
@@ -21,6 +23,8 @@ public struct XMLStoreSchema: @unchecked Sendable {
         let properties: [Property]
         /// The same, by lower-cased name, for reading.
         let byWrittenName: [String: Property]
+        /// The model's layout of the entity: rows read are laid out in it.
+        let layout: PropertyLayout
     }
 
     private let entities: [String: Entity]
@@ -42,9 +46,10 @@ public struct XMLStoreSchema: @unchecked Sendable {
             guard let name = entity.name else { continue }
             var properties: [Property] = []
             var byName: [String: Property] = [:]
+            let layout = entity.propertyLayout
             for property in entity.properties where !property.isTransient {
                 let item = Property(
-                    name: property.name, attribute: property as? NSAttributeDescription,
+                    name: property.name, slot: layout.slot(of: property.name) ?? -1, attribute: property as? NSAttributeDescription,
                     relationship: property as? NSRelationshipDescription)
                 guard item.attribute != nil || item.relationship != nil else { continue }
                 let written = property.name.lowercased()
@@ -54,7 +59,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
                 byName[written] = item
                 properties.append(item)
             }
-            let described = Entity(entity: entity, name: name, writtenName: name.uppercased(), properties: properties, byWrittenName: byName)
+            let described = Entity(entity: entity, name: name, writtenName: name.uppercased(), properties: properties, byWrittenName: byName, layout: layout)
             if let other = byWritten[described.writtenName] {
                 throw XMLStoreError(line: 0, "entities '\(other.name)' and '\(name)' cannot share an XML store (entity names are written upper-cased)")
             }
@@ -120,8 +125,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
     private func row(
         for object: XMLStoreObject, of entity: Entity, owners: [Int64: Entity], report: (XMLStoreError) throws(XMLStoreError) -> Void
     ) throws(XMLStoreError) -> StoreRow {
-        var values: [String: StoreValue] = [:]
-        values.reserveCapacity(object.attributes.count + object.relationships.count)
+        var values = [StoreValue?](repeating: nil, count: entity.layout.count)
         for attribute in object.attributes {
             guard let property = entity.byWrittenName[attribute.name] ?? entity.byWrittenName[attribute.name.lowercased()],
                   let description = property.attribute else {
@@ -137,7 +141,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
                 try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' of '\(entity.name)' is \(description.attributeType.xcodeName) in the model, but the file says '\(attribute.type)'"))
                 continue
             }
-            guard values[property.name] == nil else {
+            guard property.slot >= 0, values[property.slot] == nil else {
                 try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' appears twice in object z\(object.id)"))
                 continue
             }
@@ -145,7 +149,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
                 try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)': '\(attribute.text.prefix(80))' is not a valid \(attribute.type)"))
                 continue
             }
-            values[property.name] = value
+            values[property.slot] = value
         }
         relationships: for relationship in object.relationships {
             guard let property = entity.byWrittenName[relationship.name] ?? entity.byWrittenName[relationship.name.lowercased()],
@@ -153,7 +157,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
                 try report(XMLStoreError(line: relationship.line, "entity '\(entity.name)' has no relationship '\(relationship.name)'"))
                 continue
             }
-            guard values[property.name] == nil else {
+            guard property.slot >= 0, values[property.slot] == nil else {
                 try report(XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' appears twice in object z\(object.id)"))
                 continue
             }
@@ -180,12 +184,12 @@ public struct XMLStoreSchema: @unchecked Sendable {
                 targets.append(StoreObjectID(entityName: target.name, primaryKey: id))
             }
             if description.isToMany {
-                values[property.name] = .references(targets)
+                values[property.slot] = .references(targets)
             } else if let target = targets.first {
-                values[property.name] = .reference(target)
+                values[property.slot] = .reference(target)
             }
         }
-        return StoreRow(objectID: StoreObjectID(entityName: entity.name, primaryKey: object.id), version: object.version, values: values)
+        return StoreRow(objectID: StoreObjectID(entityName: entity.name, primaryKey: object.id), version: object.version, layout: entity.layout, slots: values)
     }
 
     /// The store metadata the file holds: its property list, with `NSStoreUUID` from `<UUID>` and
@@ -249,8 +253,10 @@ public struct XMLStoreSchema: @unchecked Sendable {
             throw XMLStoreError(line: 0, "\(row.objectID) is of no entity of the model")
         }
         var object = XMLStoreObject(type: entity.writtenName, id: row.objectID.primaryKey, version: row.version)
+        let bySlot = row.layout.extends(entity.layout)
         for property in entity.properties {
-            guard let value = row.values[property.name], !value.isNull else { continue }
+            let value = bySlot && property.slot >= 0 ? row[slot: property.slot] : row[property.name]
+            guard !value.isNull else { continue }
             if let attribute = property.attribute {
                 guard let typeName = XMLValueText.typeName(attribute.attributeType),
                       let (text, isBase64) = XMLValueText.encode(value, as: attribute.attributeType) else {

@@ -162,7 +162,8 @@ class CustomStoreEngine<Store: NSPersistentStore>: PersistentStoreEngine, @unche
             object.changedKeys = Set(row.values.filter { !$0.value.isNull }.keys)
         case .updated(let previous):
             object.committedRow = previous
-            object.changedKeys = Set(row.values.keys.filter { previous?.values[$0] != row.values[$0] })
+            let before = previous?.values ?? [:]
+            object.changedKeys = Set(row.values.filter { before[$0.key] != $0.value }.keys)
         }
         return object
     }
