@@ -32,6 +32,41 @@ final class ObjectGraphConformanceTests: XCTestCase {
         }
     }
 
+    /// Fetched objects convert their values slot by slot on first read (issue 14): an update
+    /// that reads and changes one attribute saves every other attribute exactly as stored,
+    /// inherited attributes of a subentity object included.
+    func testUnreadValuesOfAFetchedObjectSaveUnchanged() {
+        forEachStore { kind, container in
+            let context = container.viewContext
+            let novel = context.make("Novel", ["title": "Dune", "pages": Int32(412), "price": 9.5, "isbn": "123-4567890123", "genre": "SF"])
+            let id = UUID()
+            novel.setValue(id, forKey: "id")
+            try context.save()
+
+            let other = container.newBackgroundContext()
+            try other.performAndWait {
+                let fetched = try XCTUnwrap(other.all("Novel").first)
+                XCTAssertEqual(fetched.value(forKey: "pages") as? Int32, 412, "[\(kind)]")
+                fetched.setValue(Int32(413), forKey: "pages")
+                XCTAssertEqual(Set(fetched.changedValues().keys), ["pages"], "[\(kind)]")
+                XCTAssertEqual(fetched.committedValues(forKeys: ["title", "genre"]) as? [String: String], ["title": "Dune", "genre": "SF"], "[\(kind)]")
+                try other.save()
+            }
+            let fresh = container.newBackgroundContext()
+            try fresh.performAndWait {
+                let saved = try XCTUnwrap(fresh.all("Book").first)
+                XCTAssertEqual(saved.entity.name, "Novel", "[\(kind)]")
+                XCTAssertEqual(saved.value(forKey: "title") as? String, "Dune", "[\(kind)]")
+                XCTAssertEqual(saved.value(forKey: "pages") as? Int32, 413, "[\(kind)]")
+                XCTAssertEqual(saved.value(forKey: "price") as? Double, 9.5, "[\(kind)]")
+                XCTAssertEqual(saved.value(forKey: "isbn") as? String, "123-4567890123", "[\(kind)]")
+                XCTAssertEqual(saved.value(forKey: "id") as? UUID, id, "[\(kind)]")
+                XCTAssertEqual(saved.value(forKey: "genre") as? String, "SF", "[\(kind)]")
+                XCTAssertNil(saved.value(forKey: "draftNote"), "[\(kind)]")
+            }
+        }
+    }
+
     func testDefaultsTypesAndAttributeValuesRoundTrip() {
         forEachStore { kind, container in
             let context = container.viewContext

@@ -1,0 +1,113 @@
+import CoreDataBinaryFormat
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+import XCTest
+
+/// Values by slot (issue 14): layouts, rows by slot, and records mapped to slots through
+/// `RecordLayouts` whatever order the catalog has.
+final class ValuesBySlotTests: XCTestCase {
+    private func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
+        let attribute = NSAttributeDescription()
+        attribute.name = name
+        attribute.attributeType = type
+        attribute.isOptional = true
+        return attribute
+    }
+
+    /// Person(name, age) with subentity Employee(salary); frozen.
+    private func model() throws -> NSManagedObjectModel {
+        let person = NSEntityDescription()
+        person.name = "Person"
+        person.properties = [attribute("name", .stringAttributeType), attribute("age", .integer64AttributeType)]
+        let employee = NSEntityDescription()
+        employee.name = "Employee"
+        employee.properties = [attribute("salary", .doubleAttributeType)]
+        person.subentities = [employee]
+        let model = NSManagedObjectModel()
+        model.entities = [person, employee]
+        try model.freeze()
+        return model
+    }
+
+    func testInheritedPropertiesKeepTheirSlotInSubentities() throws {
+        let model = try model()
+        let person = try XCTUnwrap(model.entitiesByName["Person"]).propertyLayout
+        let employee = try XCTUnwrap(model.entitiesByName["Employee"]).propertyLayout
+        XCTAssertEqual(person.names, ["name", "age"])
+        XCTAssertEqual(employee.names, ["name", "age", "salary"])
+        for name in person.names { XCTAssertEqual(person.slot(of: name), employee.slot(of: name)) }
+        // A frozen entity hands out one layout object: rows compare layouts by identity.
+        XCTAssertTrue(model.entitiesByName["Person"]?.propertyLayout === person)
+    }
+
+    func testNameViewAndSlotsAgree() throws {
+        let layout = try XCTUnwrap(model().entitiesByName["Employee"]).propertyLayout
+        var row = StoreRow(objectID: StoreObjectID(entityName: "Employee", primaryKey: 3), version: 1, layout: layout, slots: [.string("Ann"), nil, .double(2.5)])
+        XCTAssertEqual(row.values, ["name": .string("Ann"), "salary": .double(2.5)])
+        XCTAssertEqual(row["age"], .null)
+        XCTAssertFalse(row.contains("age"))
+        row["age"] = .integer(40)
+        XCTAssertTrue(row.layout === layout, "setting a property the layout has keeps the layout")
+        XCTAssertEqual(row[slot: 1], .integer(40))
+        // Equal to the same values laid out by name.
+        XCTAssertEqual(row, StoreRow(objectID: row.objectID, version: 1, values: ["name": .string("Ann"), "age": .integer(40), "salary": .double(2.5)]))
+        // A name the layout lacks extends it; the old slots stay where they were.
+        row["nickname"] = .string("A")
+        XCTAssertTrue(row.layout.extends(layout))
+        XCTAssertEqual(row[slot: 0], .string("Ann"))
+        XCTAssertEqual(row["nickname"], .string("A"))
+    }
+
+    /// A catalog in another order than the model (an older store: sorted names), with a column
+    /// the model lacks: records decode into the model's layout, the extra value is kept, and a
+    /// row in the model's layout encodes to the same record.
+    func testRecordsMapCatalogColumnsToModelSlots() throws {
+        let model = try model()
+        let layout = try XCTUnwrap(model.entitiesByName["Employee"]).propertyLayout
+        var catalog = Catalog()
+        catalog.register(entity: "Employee", properties: ["age", "legacy", "name", "salary"])
+        let layouts = RecordLayouts(catalog: catalog, models: ["Employee": layout])
+        let written = StoreRow(
+            objectID: StoreObjectID(entityName: "Employee", primaryKey: 9), version: 2,
+            values: ["age": .integer(51), "legacy": .string("kept"), "name": .string("Bo"), "salary": .double(10)])
+        var writer = ByteWriter()
+        RecordCodec.encode(written, catalog: catalog, into: &writer)
+
+        let decoded = try XCTUnwrap(RecordCodec.decode(writer.bytes, catalog: catalog, layouts: layouts).1)
+        XCTAssertTrue(decoded.layout.extends(layout), "decoded into the model's layout, extended by the catalog's extra column")
+        XCTAssertEqual(decoded[slot: try XCTUnwrap(layout.slot(of: "age"))], .integer(51))
+        XCTAssertEqual(decoded[slot: try XCTUnwrap(layout.slot(of: "name"))], .string("Bo"))
+        XCTAssertEqual(decoded["legacy"], .string("kept"))
+        XCTAssertEqual(decoded, written)
+
+        var encoder = RecordEncoder(layouts: layouts)
+        var again = ByteWriter()
+        XCTAssertTrue(encoder.encode(decoded, version: 2, into: &again))
+        XCTAssertEqual(again.bytes, writer.bytes, "slot order is not column order; the encoder writes columns in increasing order")
+
+        // A row in the bare model layout: encodes; a model property the catalog lacks needs registration.
+        var modelRow = decoded.relaid(as: layout)
+        XCTAssertEqual(modelRow["legacy"], .null, "the bare model layout has no slot for it")
+        XCTAssertTrue(encoder.encode(modelRow, version: 3, into: &again))
+        var narrow = Catalog()
+        narrow.register(entity: "Employee", properties: ["name"])
+        var narrowEncoder = RecordEncoder(layouts: RecordLayouts(catalog: narrow, models: ["Employee": layout]))
+        var scratch = ByteWriter()
+        modelRow.version = 3
+        XCTAssertFalse(narrowEncoder.encode(modelRow, version: 3, into: &scratch), "age and salary are not in that catalog")
+        XCTAssertTrue(scratch.bytes.isEmpty, "nothing is written when the catalog lacks a column")
+    }
+
+    /// Without a model (the CLI, fuzz targets) records decode into the catalog's own order.
+    func testWithoutAModelRecordsDecodeInCatalogOrder() throws {
+        var catalog = Catalog()
+        catalog.register(entity: "Tag", properties: ["title", "rank"])
+        let row = StoreRow(objectID: StoreObjectID(entityName: "Tag", primaryKey: 1), version: 1, values: ["rank": .integer(2), "title": .string("t")])
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        let decoded = try XCTUnwrap(RecordCodec.decode(writer.bytes, catalog: catalog, layouts: RecordLayouts(catalog: catalog)).1)
+        XCTAssertEqual(decoded.layout.names, ["title", "rank"])
+        XCTAssertEqual(decoded.slots, [.string("t"), .integer(2)])
+    }
+}
