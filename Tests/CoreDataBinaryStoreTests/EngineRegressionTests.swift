@@ -50,7 +50,9 @@ final class EngineRegressionTests: XCTestCase {
         // The process crashed in the sync: the frame of "v2" is written but its save never returned.
         var image = crashed.powerLoss(.processCrash)
         var log = try XCTUnwrap(image.files[WorkloadRunner.path + "-wal"])
-        log[log.count - 9] ^= 0xFF
+        // The last frame's trailer (the log may continue with preallocated zeros, wal.md §5).
+        let last = try XCTUnwrap(frames(of: log).last)
+        log[last.offset + last.header.totalLength - 9] ^= 0xFF
         image.files[WorkloadRunner.path + "-wal"] = log
         let reopened = try WorkloadRunner.open(FaultInjectingFileSystem(image: image))
         XCTAssertGreaterThan(reopened.openReport.droppedLogBytes, 0)

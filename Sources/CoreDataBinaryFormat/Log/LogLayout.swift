@@ -24,4 +24,7 @@ public enum LogLayout {
     public static let entryHeaderSize = 9
     /// §6: a background checkpoint starts when the log grows past this.
     public static let defaultCheckpointThreshold = 64 << 20
+    /// §5: small group writes zero-fill the log up to the next multiple of this, so the syncs
+    /// of the saves after them overwrite allocated bytes instead of growing the file.
+    public static let preallocationStep = 1 << 20
 }

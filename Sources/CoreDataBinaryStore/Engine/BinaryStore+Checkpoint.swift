@@ -35,6 +35,7 @@ extension BinaryStore {
             if truncatingLog, (try? logFile.size()).map({ $0 > UInt64(LogLayout.headerSize) }) == true {
                 do {
                     try logFile.truncate(to: UInt64(LogLayout.headerSize))
+                    logAllocatedEnd = UInt64(LogLayout.headerSize)
                     try logFile.sync()
                 } catch {
                     throw .io(detail: "the log could not be truncated: \(error)")
@@ -160,6 +161,7 @@ extension BinaryStore {
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true {
             do {
                 try logFile.truncate(to: UInt64(LogLayout.headerSize))
+                logAllocatedEnd = UInt64(LogLayout.headerSize)
                 try logFile.sync()
             } catch {
                 throw .io(detail: "the log could not be truncated: \(error)")

@@ -383,8 +383,17 @@ extension BinaryStore {
         guard let logFile, let first = batches.first else { return nil }
         var bytes = first.bytes
         for batch in batches.dropFirst() { bytes.append(contentsOf: batch.bytes) }
+        let end = first.offset + UInt64(bytes.count)
+        let step = UInt64(LogLayout.preallocationStep)
+        if end > logAllocatedEnd, bytes.count <= LogLayout.preallocationStep / 4 {
+            // Formats/wal.md §5: zeros up to the next step in the same write, so the next saves'
+            // syncs overwrite bytes in place instead of also committing a new file size.
+            let padded = (end / step + 1) * step
+            bytes.append(contentsOf: repeatElement(0, count: Int(padded - end)))
+        }
         do {
             try logFile.write(bytes, at: first.offset)
+            logAllocatedEnd = max(logAllocatedEnd, first.offset + UInt64(bytes.count))
             if options.durability == .full { try logFile.sync() }
         } catch {
             return .io(detail: "the save could not be made durable; the store must be reopened: \(error)")

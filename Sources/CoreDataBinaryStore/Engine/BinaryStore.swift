@@ -99,6 +99,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// log end, the next save starts with a sync marker (Formats/wal.md §3). Frames this handle
     /// found at open are not known to be synced.
     var syncedLogEnd = UInt64(LogLayout.firstFrameOffset)
+    /// The log file's size as this handle last wrote or truncated it: writes that end inside it
+    /// overwrite allocated bytes (Formats/wal.md §5, preallocation). Touched by the group-commit
+    /// leader, and by checkpoints, which run with no leader active.
+    var logAllocatedEnd: UInt64 = 0
 
     /// Opens the store at `path`, creating it when missing (unless read-only).
     ///
@@ -135,6 +139,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         nextKeys = opened.nextKeys
         savedHighWater = opened.nextKeys.mapValues { $0 - 1 }
         openReport = opened.report
+        logAllocatedEnd = (try? opened.logFile?.size()) ?? 0
     }
 
     var logPath: String { path + "-wal" }

@@ -102,6 +102,11 @@ struct LogReplay {
             }
         }
         replay.droppedBytes = size > replay.end ? size - replay.end : 0
+        if replay.droppedBytes > 0, replay.droppedBytes <= UInt64(LogLayout.preallocationStep),
+           let tail = try? log.read(at: replay.end, count: Int(replay.droppedBytes)), tail.allSatisfy({ $0 == 0 }) {
+            // Formats/wal.md §5, §7: a zero tail is preallocation, not a torn save.
+            replay.droppedBytes = 0
+        }
         return replay
     }
 
