@@ -38,6 +38,19 @@ for target in "${targets[@]}"; do
   grep -E "^(#|stat::|==|SUMMARY|INFO: Seed|Fatal error|.*Precondition failed)" "$work.log" | tail -12 || true
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work.log" | tail -1)"
   summary+=("$(printf '%-22s %12s executions in %ss' "$target" "${runs:-?}" "$seconds")")
+  if [ "$status" -ne 0 ]; then
+    # CI keeps only what is printed: the trap's message and stack, and the input itself
+    # (base64), so a crash on a clean clone can be replayed elsewhere.
+    grep -vE "^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|INITED|RELOAD)" "$work.log" | tail -60 >&2 || true
+    for artifact in Fuzz/Crashes/"$target"-*; do
+      [ -f "$artifact" ] || continue
+      if [ "$(stat -c %s "$artifact")" -le 65536 ]; then
+        echo "fuzz: $artifact as base64 (base64 -d > input; .build-fuzz/debug/$target input):" >&2
+        base64 -w 0 "$artifact" >&2
+        echo >&2
+      fi
+    done
+  fi
   rm -rf "$work" "$work.log"
   if [ "$status" -ne 0 ]; then
     echo "fuzz: $target failed (exit $status); the input is in Fuzz/Crashes/" >&2

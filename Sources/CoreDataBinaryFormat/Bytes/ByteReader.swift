@@ -100,9 +100,32 @@ public struct ByteReader {
     /// A varint length followed by that many bytes of UTF-8.
     public mutating func string(_ what: String = "string") throws(BinaryFormatError) -> String {
         let start = position
-        let length = try count("\(what) length", atMost: remaining)
-        let raw = try bytes(length, what)
-        guard let string = String(validating: raw, as: UTF8.self) else {
+        // The label is built only for an error: interpolating it on every call cost more than
+        // decoding the string.
+        let raw: UInt64
+        do {
+            raw = try varint("string length")
+        } catch {
+            // Read again with the full label, so the error names the field as it always did.
+            position = start
+            raw = try varint("\(what) length")
+        }
+        guard raw <= UInt64(remaining) else {
+            throw BinaryFormatError("byte \(start)", "\(what) length \(raw) is larger than \(remaining)")
+        }
+        let length = Int(raw)
+        let from = position
+        position += length
+        // Over the contiguous bytes: ASCII (most names and text) needs no validation; anything
+        // else is validated exactly. (`String(validating:)` over an ArraySlice ran unspecialized.)
+        let string: String? = bytes.withUnsafeBufferPointer { buffer in
+            let slice = UnsafeBufferPointer(rebasing: buffer[from..<(from + length)])
+            var high: UInt8 = 0
+            for byte in slice { high |= byte }
+            if high < 0x80 { return String(decoding: slice, as: UTF8.self) }
+            return String(validating: slice, as: UTF8.self)
+        }
+        guard let string else {
             throw BinaryFormatError("byte \(start)", "\(what) is not valid UTF-8")
         }
         return string

@@ -32,6 +32,9 @@ public struct ByteWriter {
     }
 
     public mutating func append<C: Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
+    // Concrete overloads: a generic call from another module runs unspecialized, a byte at a time.
+    public mutating func append(_ raw: [UInt8]) { bytes.append(contentsOf: raw) }
+    public mutating func append(_ raw: ArraySlice<UInt8>) { bytes.append(contentsOf: raw) }
 
     public mutating func string(_ value: String) {
         var copy = value

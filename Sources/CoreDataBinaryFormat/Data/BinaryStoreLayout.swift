@@ -26,4 +26,10 @@ public enum BinaryStoreLayout {
     public static let maximumRecordsPerPage = 65_535
     /// §7: entries per index page (20 bytes each, under the target page size).
     public static let indexEntriesPerPage = 3_276
+    /// §5: the largest primary key a record, index entry or catalog may hold. Far below
+    /// `Int64.max`, so the next key after any key a file holds, and a range of new keys, never
+    /// overflow; the XML store uses the same limit (xml-store.md).
+    public static let largestPrimaryKey: Int64 = 1 << 62
+    /// §3, §5: the largest record version and root generation accepted, so `+ 1` never overflows.
+    public static let largestCounter: UInt64 = 1 << 62
 }

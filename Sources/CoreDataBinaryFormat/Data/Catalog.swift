@@ -91,7 +91,9 @@ public struct Catalog: Sendable, Equatable {
             let name = try reader.string("entity name")
             guard ids[name] == nil else { throw BinaryFormatError("catalog", "entity '\(name)' appears twice") }
             let nextKey = try reader.varint("next primary key of \(name)")
-            guard nextKey >= 1, nextKey <= UInt64(Int64.max) else { throw BinaryFormatError("catalog", "next primary key \(nextKey) of '\(name)' is out of range") }
+            guard nextKey >= 1, nextKey <= UInt64(BinaryStoreLayout.largestPrimaryKey) + 1 else {
+                throw BinaryFormatError("catalog", "next primary key \(nextKey) of '\(name)' is outside 1...2^62 + 1")
+            }
             let propertyCount = try reader.count("property count of \(name)", atMost: reader.remaining)
             var properties: [String] = []
             for _ in 0..<propertyCount { properties.append(try reader.string("property name of \(name)")) }

@@ -63,6 +63,14 @@ public struct DataPageBuilder {
         return offsets.count - 1
     }
 
+    /// Adds one encoded record given as a slice of a page or log block; returns its slot.
+    /// (Concrete: the generic one, called from another module, copies a byte at a time.)
+    public mutating func add(_ record: ArraySlice<UInt8>) -> Int {
+        offsets.append(records.count)
+        records.append(record)
+        return offsets.count - 1
+    }
+
     /// The payload of the page and an empty builder for the next.
     public mutating func finish() -> [UInt8] {
         var writer = ByteWriter(capacity: 4 + 4 * offsets.count + records.count)

@@ -33,9 +33,13 @@ public enum IndexPageCodec {
         }
         var entries: [IndexEntry] = []
         entries.reserveCapacity(count)
-        for _ in 0..<count {
-            entries.append(IndexEntry(
-                entityID: try reader.uint32(), primaryKey: Int64(bitPattern: try reader.uint64()), location: try reader.uint64()))
+        for number in 0..<count {
+            let entityID = try reader.uint32()
+            let key = Int64(bitPattern: try reader.uint64())
+            guard key >= 1, key <= BinaryStoreLayout.largestPrimaryKey else {
+                throw BinaryFormatError("data file offset \(pageOffset) (index page)", "entry \(number) has primary key \(key), outside 1...2^62")
+            }
+            entries.append(IndexEntry(entityID: entityID, primaryKey: key, location: try reader.uint64()))
         }
         return entries
     }

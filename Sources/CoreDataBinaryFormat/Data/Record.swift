@@ -170,9 +170,11 @@ public enum RecordCodec {
             throw BinaryFormatError("", "entity ID \(entityID) is not in the catalog (\(catalog.entities.count) entities)")
         }
         let key = try reader.varint("primary key")
-        guard key >= 1, key <= UInt64(Int64.max) else { throw BinaryFormatError("", "primary key \(key) is out of range") }
+        guard key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey) else {
+            throw BinaryFormatError("", "primary key \(key) is outside 1...2^62")
+        }
         let version = try reader.varint("version")
-        guard version <= UInt64(Int64.max) else { throw BinaryFormatError("", "version \(version) is out of range") }
+        guard version <= BinaryStoreLayout.largestCounter else { throw BinaryFormatError("", "version \(version) is above 2^62") }
         return RecordHeader(kind: kind, entityID: entityID, primaryKey: Int64(key), version: Int64(version))
     }
 
@@ -266,7 +268,9 @@ public enum RecordCodec {
             throw BinaryFormatError("", "destination entity ID \(entityID) is not in the catalog")
         }
         let key = try reader.varint("destination primary key")
-        guard key >= 1, key <= UInt64(Int64.max) else { throw BinaryFormatError("", "destination primary key \(key) is out of range") }
+        guard key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey) else {
+            throw BinaryFormatError("", "destination primary key \(key) is outside 1...2^62")
+        }
         return StoreObjectID(entityName: catalog.entities[entityID].name, primaryKey: Int64(key))
     }
 }

@@ -60,6 +60,7 @@ public struct RootSlot: Sendable, Equatable {
                 generation: try reader.uint64(), dataEnd: try reader.uint64(), indexDirectoryOffset: try reader.uint64(),
                 catalogOffset: try reader.uint64(), metadataOffset: try reader.uint64(), logSalt: try reader.uint64(),
                 objectCount: try reader.uint64())
+            guard slot.generation <= BinaryStoreLayout.largestCounter else { return .damaged("the slot's generation \(slot.generation) is above 2^62") }
             return .valid(slot)
         } catch {
             return .damaged(error.problem)

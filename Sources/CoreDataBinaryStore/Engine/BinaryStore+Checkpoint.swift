@@ -62,7 +62,7 @@ extension BinaryStore {
         }
 
         // 1. The log's records, in object-ID order, into data pages.
-        var newIndex = rw.withReadLock { index }
+        var newIndex = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
         if hasLog {
             var builder = DataPageBuilder()
             var pending: [(entityID: Int, key: Int64, slot: Int)] = []
@@ -146,7 +146,7 @@ extension BinaryStore {
 
         // 5. Readers move to the new pages; the log starts over.
         rw.withWriteLock {
-            index = newIndex
+            replaceIndex(newIndex)
             root = newRoot
             activeSlot = slot
             logTombstones = []

@@ -112,6 +112,9 @@ extension BinaryStore {
                 mark = highWater[id.entityName] ?? savedHighWater[id.entityName, default: 0]
                 last = 0
             }
+            guard id.primaryKey >= 1, id.primaryKey <= BinaryStoreLayout.largestPrimaryKey else {
+                throw .io(detail: "cannot insert \(id): the binary store's primary keys run from 1 to 2^62 (binary-store.md §5)")
+            }
             if id.primaryKey <= mark, try currentVersion(of: id) != nil { throw .duplicateObjectID(id) }
             if id.primaryKey <= last { unordered = true }
             last = id.primaryKey
@@ -290,7 +293,7 @@ extension BinaryStore {
             if let pending = batch.lookup(key) { return pending.location == nil ? nil : pending.version }
         }
         return try rw.withReadLock { () throws(StoreError) -> Int64? in
-            guard let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
+            guard let location = try location(entityID: entityID, key: id.primaryKey) else { return nil }
             return try recordHeader(at: location).version
         }
     }
@@ -305,7 +308,7 @@ extension BinaryStore {
             drainGroupCommits()
         }
         return try rw.withReadLock { () throws(StoreError) -> StoreRow? in
-            guard let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
+            guard let location = try location(entityID: entityID, key: id.primaryKey) else { return nil }
             return try readRow(at: location)
         }
     }
@@ -317,7 +320,7 @@ extension BinaryStore {
         drainGroupCommits()
         var built = UniquenessIndex()
         try rw.withReadLock { () throws(StoreError) in
-            for (entityID, table) in index.tables.enumerated() {
+            for (entityID, table) in try loadedIndex().tables.enumerated() {
                 guard entityID < catalog.entities.count, let entity = entities[catalog.entities[entityID].name],
                       hasConstraints(entity) else { continue }
                 for position in table.keys.indices where table.locations[position] != 0 {
@@ -415,12 +418,8 @@ extension BinaryStore {
             let changed = Set(publish.locations.map(\.0))
             secondaryLock.withLock { for entityID in changed { secondaryIndexes[entityID] = nil } }
         }
-        for (entityID, key, location, _) in publish.locations {
-            if let location {
-                index.set(entityID: entityID, key: key, location: location)
-            } else {
-                index.remove(entityID: entityID, key: key)
-            }
+        indexLock.withLock {
+            for (entityID, key, location, _) in publish.locations { publishLocation(entityID: entityID, key: key, location: location) }
         }
         logTombstones.append(contentsOf: publish.tombstones)
         if let metadata = publish.metadata { metadataValue = metadata }

@@ -32,7 +32,7 @@ extension BinaryStore {
     private func compactLocked(progress: BinaryStoreProgress?) throws(StoreError) {
         let temporary = path + "-compact"
         let generation = root.generation + 1
-        let current = rw.withReadLock { (index, catalog, metadataValue) }
+        let current = try rw.withReadLock { () throws(StoreError) -> (ObjectIndex, Catalog, StoreMetadata) in (try loadedIndex(), catalog, metadataValue) }
         var output = header.encoded()
         output.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - output.count))
         var written: UInt64 = 0
@@ -70,14 +70,32 @@ extension BinaryStore {
             pending.removeAll(keepingCapacity: true)
         }
         var counter = ProgressCounter(total: current.0.liveCount, report: progress)
-        for (entityID, table) in current.0.tables.enumerated() {
-            for position in table.keys.indices where table.locations[position] != 0 {
-                counter.step()
-                let (bytes, range) = try rw.withReadLock { () throws(StoreError) -> ([UInt8], Range<Int>) in
-                    try recordBytes(at: table.locations[position])
+        // One read lock for the copy (saves and checkpoints wait on `commitLock`, held here; other
+        // readers share it), and each source page looked up once for its run of records.
+        try rw.withReadLock { () throws(StoreError) in
+            var lastOffset = UInt64.max
+            var lastPage: DataPage?
+            for (entityID, table) in current.0.tables.enumerated() {
+                for position in table.keys.indices where table.locations[position] != 0 {
+                    counter.step()
+                    let location = table.locations[position]
+                    let bytes: [UInt8]
+                    let range: Range<Int>
+                    if case .page(let pageOffset, let slot) = RecordLocation(raw: location) {
+                        if pageOffset != lastOffset {
+                            lastPage = try dataPage(at: pageOffset)
+                            lastOffset = pageOffset
+                        }
+                        guard let page = lastPage, let found = page.range(of: slot) else {
+                            throw .corrupt(detail: "data file offset \(pageOffset): the index points to slot \(slot) of a page with \(lastPage?.count ?? 0) records")
+                        }
+                        (bytes, range) = (page.payload, found)
+                    } else {
+                        (bytes, range) = try recordBytes(at: location)
+                    }
+                    if builder.isFull(adding: range.count) { try emit() }
+                    pending.append((entityID, table.keys[position], builder.add(bytes[range])))
                 }
-                if builder.isFull(adding: range.count) { try emit() }
-                pending.append((entityID, table.keys[position], builder.add(bytes[range])))
             }
         }
         try emit()
@@ -123,7 +141,7 @@ extension BinaryStore {
         let old = rw.withWriteLock { () -> any StoreFile in
             let old = dataFile
             dataFile = file
-            index = newIndex
+            replaceIndex(newIndex)
             root = newRoot
             activeSlot = 0
             publishedLogEnd = UInt64(LogLayout.firstFrameOffset)

@@ -12,7 +12,9 @@ extension BinaryStore {
         var root: RootSlot
         var activeSlot: Int
         var catalog: Catalog
+        /// The whole index, or (with `persisted`) the changes the log replay made over it.
         var index: ObjectIndex
+        var persisted: PersistedIndex?
         var metadata: StoreMetadata
         var logEnd: UInt64
         var logSequence: UInt64
@@ -129,10 +131,13 @@ extension BinaryStore {
         var metadata: StoreMetadata
         do { metadata = try MetadataCodec.decode(metadataPayload, location: "data file offset \(root.metadataOffset) (metadata page)") } catch { throw corrupt(error) }
 
-        var index: ObjectIndex
+        // Only the index directory is read here (§7): lookups search the pages in place until
+        // something needs the whole index. A damaged directory rebuilds the index now.
+        var index = ObjectIndex()
+        var persisted: PersistedIndex?
         var report = OpenReport()
         do {
-            index = try loadIndex(dataFile, root: root, catalog: catalog)
+            persisted = try readIndexDirectory(dataFile, root: root)
         } catch {
             index = try rebuildIndex(dataFile, root: root, catalog: catalog)
             report.rebuiltIndex = "\(error)"
@@ -184,7 +189,10 @@ extension BinaryStore {
                         for put in transaction.records {
                             let name = catalog.entities[put.entityID].name
                             nextKeys[name] = max(nextKeys[name, default: 1], put.key + 1)
-                            if put.tombstone {
+                            if persisted != nil {
+                                index.record(entityID: put.entityID, key: put.key, location: put.tombstone ? 0 : put.location)
+                                if put.tombstone { tombstones.append((put.entityID, put.key, put.location)) }
+                            } else if put.tombstone {
                                 index.remove(entityID: put.entityID, key: put.key)
                                 tombstones.append((put.entityID, put.key, put.location))
                             } else {
@@ -215,7 +223,7 @@ extension BinaryStore {
         }
         return Opened(
             dataFile: dataFile, logFile: logFile, header: header, root: root, activeSlot: activeSlot, catalog: catalog,
-            index: index, metadata: metadata, logEnd: logEnd, logSequence: sequence, logChain: chain,
+            index: index, persisted: persisted, metadata: metadata, logEnd: logEnd, logSequence: sequence, logChain: chain,
             logTombstones: tombstones, nextKeys: nextKeys, report: report)
     }
 

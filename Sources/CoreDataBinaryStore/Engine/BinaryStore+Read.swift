@@ -148,7 +148,7 @@ extension BinaryStore {
 
     func rowLocked(_ id: StoreObjectID) throws(StoreError) -> StoreRow? {
         guard let entityID = catalog.entityID(of: id.entityName),
-              let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
+              let location = try location(entityID: entityID, key: id.primaryKey) else { return nil }
         return try readRow(at: location)
     }
 
@@ -156,6 +156,7 @@ extension BinaryStore {
         try rw.withReadLock { () throws(StoreError) -> StoreFetchResult in
             guard !isClosed else { throw .closed }
             let entityIDs = request.entityNames.compactMap { catalog.entityID(of: $0) }
+            let index = try loadedIndex()
             if request.predicate == nil, request.sortDescriptors.isEmpty {
                 switch request.resultType {
                 case .count:
@@ -184,6 +185,7 @@ extension BinaryStore {
     /// Caller holds `rw`.
     func matching(_ request: StoreFetchRequest, entityIDs: [Int]) throws(StoreError) -> [StoreRow] {
         var rows: [StoreRow] = []
+        let index = try loadedIndex()
         for entityID in entityIDs where entityID < index.tables.count {
             let table = index.tables[entityID]
             rows.reserveCapacity(rows.count + table.liveCount)

@@ -45,6 +45,7 @@ extension BinaryStore {
         var rows: [StoreRow] = []
         var matched = 0
         var values = [StoreValue](repeating: .null, count: compiled.keys.count)
+        let index = try loadedIndex()
         scanning: for (entityID, entityName) in zip(entityIDs, entityNames) where entityID < index.tables.count {
             let table = index.tables[entityID]
             let slots = catalog.entities[entityID].properties.map { compiled.keys.firstIndex(of: $0) ?? -1 }

@@ -62,7 +62,29 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     }
     /// The model's property layouts by entity name: rows decode into them.
     let modelLayouts: [String: PropertyLayout]
-    var index: ObjectIndex
+
+    // The object-ID index (Formats/binary-store.md §7): read under `rw`, guarded by `indexLock`
+    // too, because a reader may load it. Until something needs all of it, point lookups search
+    // the persisted pages and saves go to the overlay (BinaryStore+PersistedIndex.swift).
+    let indexLock = NSLock()
+    /// The whole index, once `indexLoaded`.
+    var memoryIndex: ObjectIndex
+    var indexLoaded: Bool
+    /// The pages the store opened with, while the index is not loaded.
+    var persistedIndex: PersistedIndex?
+    /// Changes published since open, while the index is not loaded; location 0 is a delete.
+    var indexOverlay = ObjectIndex()
+    var persistedLookups = 0
+    /// Entities whose next key was checked against the persisted index.
+    var keysChecked: Set<Int> = []
+    /// Why the index was rebuilt from the data pages after open (damage found in an index page).
+    var lateIndexRebuild: String?
+
+    /// Why the index was rebuilt from the data pages after open, when an index page turned out
+    /// to be damaged the first time it was read (Formats/binary-store.md §7); `nil` otherwise.
+    /// Damage to the index directory is found at open instead (``OpenReport/rebuiltIndex``).
+    public var indexRebuiltAfterOpen: String? { indexLock.withLock { lateIndexRebuild } }
+
     var metadataValue: StoreMetadata
     var isClosed = false
     /// The last batch whose changes readers see.
@@ -129,7 +151,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         root = opened.root
         activeSlot = opened.activeSlot
         layouts = RecordLayouts(catalog: opened.catalog, models: modelLayouts)
-        index = opened.index
+        persistedIndex = opened.persisted
+        indexLoaded = opened.persisted == nil
+        if indexLoaded { memoryIndex = opened.index } else { memoryIndex = ObjectIndex(); indexOverlay = opened.index }
         metadataValue = opened.metadata
         logEnd = opened.logEnd
         publishedLogEnd = opened.logEnd
@@ -207,9 +231,14 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
 
     public func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64] {
         try checkUsable()
+        try checkNextKey(of: entityName)
         keyLock.lock()
         defer { keyLock.unlock() }
         let first = nextKeys[entityName, default: 1]
+        precondition(count >= 0, "newPrimaryKeys(entityName:count:) was asked for \(count) keys")
+        guard Int64(count) <= BinaryStoreLayout.largestPrimaryKey + 1 - first else {
+            throw .io(detail: "\(path): \(entityName) has used every primary key up to 2^62 (binary-store.md §5); compacting does not reuse keys")
+        }
         nextKeys[entityName] = first + Int64(count)
         return (0..<Int64(count)).map { first + $0 }
     }
@@ -248,6 +277,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         try rw.withReadLock { () throws(StoreError) -> [String: Int] in
             guard !isClosed else { throw .closed }
             var counts: [String: Int] = [:]
+            let index = try loadedIndex()
             for (id, entity) in catalog.entities.enumerated() where index.liveCount(entityID: id) > 0 {
                 counts[entity.name] = index.liveCount(entityID: id)
             }

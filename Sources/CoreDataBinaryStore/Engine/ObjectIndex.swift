@@ -117,5 +117,24 @@ package struct ObjectIndex: Sendable {
 
     package var liveCount: Int { tables.reduce(0) { $0 + $1.liveCount } }
 
+    // MARK: As an overlay (changes over a persisted index not yet in memory)
+
+    /// Records the latest location of `key`, 0 for "deleted" (unlike ``remove(entityID:key:)``,
+    /// which can only mark a key already present). Live counts are not kept in this use.
+    package mutating func record(entityID: Int, key: Int64, location: UInt64) {
+        if entityID >= tables.count { tables.append(contentsOf: repeatElement(Table(), count: entityID + 1 - tables.count)) }
+        if let position = tables[entityID].position(of: key) {
+            tables[entityID].locations[position] = location
+        } else {
+            tables[entityID].set(key, location)
+        }
+    }
+
+    /// The recorded location of `key`: 0 when recorded deleted, `nil` when not recorded.
+    package func recorded(entityID: Int, key: Int64) -> UInt64? {
+        guard entityID < tables.count, let position = tables[entityID].position(of: key) else { return nil }
+        return tables[entityID].locations[position]
+    }
+
     package func liveCount(entityID: Int) -> Int { entityID < tables.count ? tables[entityID].liveCount : 0 }
 }

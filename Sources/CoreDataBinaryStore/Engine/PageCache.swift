@@ -10,11 +10,14 @@ final class PageCache: @unchecked Sendable {
     enum Entry {
         case dataPage(DataPage)
         case logBlock([UInt8])
+        /// A checked index page, for lookups before the whole index is in memory.
+        case indexPage([IndexEntry])
 
         var cost: Int {
             switch self {
             case .dataPage(let page): return page.payload.count + 8 * page.offsets.count + 64
             case .logBlock(let bytes): return bytes.count + 64
+            case .indexPage(let entries): return MemoryLayout<IndexEntry>.stride * entries.count + 64
             }
         }
     }

@@ -18,6 +18,7 @@ extension BinaryStore {
     public func objectIDs(ofEntity name: String) throws(StoreError) -> [StoreObjectID] {
         try rw.withReadLock { () throws(StoreError) -> [StoreObjectID] in
             guard !isClosed else { throw .closed }
+            let index = try loadedIndex()
             guard let entityID = catalog.entityID(of: name), entityID < index.tables.count else { return [] }
             var ids: [StoreObjectID] = []
             ids.reserveCapacity(index.tables[entityID].liveCount)

@@ -36,7 +36,7 @@ extension BinaryStore {
         try rw.withReadLock { () throws(StoreError) -> [BinaryStorePageSummary] in
             guard !isClosed else { throw .closed }
             var liveByPage: [UInt64: Int] = [:]
-            for table in index.tables {
+            for table in try loadedIndex().tables {
                 table.forEachLive { _, location in
                     if case .page(let offset, _) = RecordLocation(raw: location) { liveByPage[offset, default: 0] += 1 }
                 }

@@ -58,7 +58,7 @@ extension BinaryStore {
             guard !isClosed else { throw .closed }
             var live = 0
             var counts: [String: Int] = [:]
-            for (entityID, table) in index.tables.enumerated() where entityID < catalog.entities.count {
+            for (entityID, table) in try loadedIndex().tables.enumerated() where entityID < catalog.entities.count {
                 var failure: StoreError?
                 table.forEachLive { _, location in
                     guard failure == nil else { return }
