@@ -83,6 +83,33 @@ final class ObjectGraphConformanceTests: XCTestCase {
         }
     }
 
+    /// Validation converts each value to its stored form once and the save reuses it: a value
+    /// set after validation must still be the one saved, and defaults are there until replaced.
+    func testValuesSetAfterValidationAreTheOnesSaved() {
+        forEachStore { kind, container in
+            let context = container.viewContext
+            let book = context.make("Book", ["title": "A", "price": 1.0])
+            try book.validateForInsert()
+            book.setValue("B", forKey: "title")
+            book.setValue(Int32(7), forKey: "pages")
+            try book.validateForInsert()
+            book.setValue(2.5, forKey: "price")
+            try context.save()
+            book.setValue("C", forKey: "title")
+            try context.save()
+            context.reset()
+            let fetched = try XCTUnwrap(try context.all("Book").first)
+            XCTAssertEqual(fetched.value(forKey: "title") as? String, "C", "[\(kind)]")
+            XCTAssertEqual(fetched.value(forKey: "pages") as? Int32, 7, "[\(kind)]")
+            XCTAssertEqual(fetched.value(forKey: "price") as? Double, 2.5, "[\(kind)]")
+            let wrong = context.make("Book", ["title": "D", "price": 1.0])
+            wrong.setValue("not a number", forKey: "pages")
+            XCTAssertThrowsError(try wrong.validateForInsert(), "[\(kind)]")
+            wrong.setValue(Int32(3), forKey: "pages")
+            XCTAssertNoThrow(try wrong.validateForInsert(), "[\(kind)]")
+        }
+    }
+
     func testTransientValuesAreNotSaved() {
         forEachStore { kind, container in
             let context = container.viewContext
@@ -102,6 +129,10 @@ final class ObjectGraphConformanceTests: XCTestCase {
             let author = context.make("Author", ["name": "Ada"])
             XCTAssertTrue(author.objectID.isTemporaryID)
             XCTAssertTrue(author.objectID.uriRepresentation().absoluteString.hasPrefix("x-coredata:///Author/t"))
+            let second = context.make("Author", ["name": "Grace"])
+            XCTAssertNotEqual(second.objectID, author.objectID)
+            XCTAssertNotEqual(second.objectID.uriRepresentation(), author.objectID.uriRepresentation())
+            XCTAssertNotEqual(second.objectID.hash, author.objectID.hash)
             try context.save()
             XCTAssertFalse(author.objectID.isTemporaryID, "[\(kind)]")
             let uri = author.objectID.uriRepresentation()

@@ -15,7 +15,10 @@ final class Runner {
     private let selected: Set<String>?
 
     /// The workloads, in run order; `--only` takes these keys.
-    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml"]
+    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml", "open"]
+    /// Phases run only when `--only` names them: `open` repeats main's open for a run at 10M
+    /// objects without the rest of main.
+    static let onRequest: Set<String> = ["open"]
     /// Objects in the XML phase at most (issue 7: "XML store: load and save 100,000 objects").
     static let xmlObjects = 100_000
 
@@ -24,7 +27,7 @@ final class Runner {
         self.repetitions = repetitions
         self.selected = only
         users = Users.make(count: objects)
-        let phases = Self.phases.filter { only?.contains($0) ?? true }.count
+        let phases = Self.phases.filter { only?.contains($0) ?? !Self.onRequest.contains($0) }.count
         progress = ProgressLine(total: phases * repetitions * 2)
     }
 
@@ -36,7 +39,7 @@ final class Runner {
         for repetition in 0..<repetitions {
             // Alternate which side runs first so neither always meets a warmer machine.
             let order: [Side] = repetition % 2 == 0 ? [.ours, .sqlite] : [.sqlite, .ours]
-            for phase in Self.phases where selected?.contains(phase) ?? true {
+            for phase in Self.phases where selected?.contains(phase) ?? !Self.onRequest.contains(phase) {
                 for side in order {
                     progress.step("\(phase) · \(side.rawValue) · repetition \(repetition + 1)")
                     switch phase {
@@ -46,6 +49,7 @@ final class Runner {
                     case "concurrent": try concurrentPhase(side)
                     case "recovery": try recoveryPhase(side)
                     case "xml": try xmlPhase(side)
+                    case "open": try openPhase(side)
                     default: try managedPhase(side)
                     }
                 }
@@ -129,6 +133,32 @@ final class Runner {
             try record("compaction", side, operations: 1, unit: "") { try db.exec("VACUUM") }
             note("compaction", "SQLite: VACUUM")
             db.close()
+        }
+    }
+
+    /// Bulk insert then open + first lookup, nothing else: the open figure (and its peak memory)
+    /// at sizes where the rest of main would take too long.
+    private func openPhase(_ side: Side) throws {
+        let scratch = Scratch("open")
+        defer { scratch.remove() }
+        let name = "open + first lookup (open phase)"
+        switch side {
+        case .ours:
+            let path = scratch.file("users.store")
+            let store = try BinaryUsers(path: path, model: model, durability: .full)
+            try record("bulk insert, one save (open phase)", side, operations: objects, unit: "rows") { try store.insert(users[...]) }
+            try store.close()
+            try record(name, side, operations: 1, unit: "") { _ = try BinaryUsers.openAndLookup(path: path, model: model, key: Int64(objects / 2)) }
+            update("file size (open phase)", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.store") }
+        case .sqlite:
+            let path = scratch.file("users.sqlite")
+            let db = try SQLiteUsers(path: path, synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            try record("bulk insert, one save (open phase)", side, operations: objects, unit: "rows") { try db.insert(users[...], firstID: 1) }
+            try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.close()
+            try record(name, side, operations: 1, unit: "") { _ = try SQLiteUsers.openAndLookup(path: path, id: Int64(objects / 2)) }
+            update("file size (open phase)", operations: 0, unit: "") { $0.bytes[side.rawValue] = scratch.size(prefix: "users.sqlite") }
         }
     }
 
@@ -227,7 +257,8 @@ final class Runner {
     private func recoveryPhase(_ side: Side) throws {
         let scratch = Scratch("recovery")
         defer { scratch.remove() }
-        let name = "recovery: open + first lookup after a crash, \(tailBytes >> 20) MB log"
+        let name = "recovery: open + first lookup after a crash, \(tailBytes >> 20) MB log (replay)"
+        let closeName = "recovery: the close after it (checkpoint of the replayed log)"
         let crashed = Scratch("crashed")
         defer { crashed.remove() }
         let batch = max(100, min(10_000, objects / 10))
@@ -251,7 +282,13 @@ final class Runner {
             let tail = walSize(path + "-wal")
             for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: path + suffix, toPath: crashed.file("users.store" + suffix)) }
             try store.close()
-            try record(name, side, operations: 1, unit: "") { _ = try BinaryUsers.openAndLookup(path: crashed.file("users.store"), model: model, key: 1) }
+            var opened: BinaryStore?
+            try record(name, side, operations: 1, unit: "") {
+                let store = try BinaryStore(path: crashed.file("users.store"), model: model, metadata: StoreMetadata())
+                _ = try store.row(for: BinaryUsers.objectID(1))
+                opened = store
+            }
+            try record(closeName, side, operations: 1, unit: "") { try opened?.close() }
             note(name, "ours: \(tail >> 20) MB log replayed")
         case .sqlite:
             let path = scratch.file("users.sqlite")
@@ -272,7 +309,13 @@ final class Runner {
             let tail = db.walSize
             for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: path + suffix, toPath: crashed.file("users.sqlite" + suffix)) }
             db.close()
-            try record(name, side, operations: 1, unit: "") { _ = try SQLiteUsers.openAndLookup(path: crashed.file("users.sqlite"), id: 1) }
+            var opened: SQLiteUsers.Opened?
+            try record(name, side, operations: 1, unit: "") {
+                let connection = try SQLiteUsers.Opened(path: crashed.file("users.sqlite"))
+                _ = try connection.lookup(id: 1)
+                opened = connection
+            }
+            record(closeName, side, operations: 1, unit: "") { opened?.close() }
             note(name, "SQLite: \(tail >> 20) MB WAL replayed")
         }
     }

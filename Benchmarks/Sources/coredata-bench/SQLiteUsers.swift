@@ -167,24 +167,42 @@ final class SQLiteUsers {
     }
 
     /// Opens the database and reads one row: SQLite's "open plus first lookup" (and its recovery
-    /// when a WAL is left behind).
+    /// when a WAL is left behind), then closes it.
     static func openAndLookup(path: String, id: Int64) throws -> User? {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
-            throw Failure(description: "open \(path)")
+        let opened = try Opened(path: path)
+        defer { opened.close() }
+        return try opened.lookup(id: id)
+    }
+
+    /// A connection opened for one lookup, closed apart so the close (which checkpoints a WAL
+    /// left behind) is measured on its own.
+    final class Opened {
+        private var db: OpaquePointer?
+
+        init(path: String) throws {
+            guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+                throw Failure(description: "open \(path)")
+            }
         }
-        defer { sqlite3_close_v2(db) }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT name,email,age,score,created FROM user WHERE id=?", -1, &statement, nil) == SQLITE_OK else {
-            throw Failure(description: "prepare: \(String(cString: sqlite3_errmsg(db)))")
+
+        func lookup(id: Int64) throws -> User? {
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(db, "SELECT name,email,age,score,created FROM user WHERE id=?", -1, &statement, nil) == SQLITE_OK else {
+                throw Failure(description: "prepare: \(String(cString: sqlite3_errmsg(db)))")
+            }
+            defer { sqlite3_finalize(statement) }
+            sqlite3_bind_int64(statement, 1, id)
+            guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+            return User(
+                name: String(cString: sqlite3_column_text(statement, 0)), email: String(cString: sqlite3_column_text(statement, 1)),
+                age: sqlite3_column_int64(statement, 2), score: sqlite3_column_double(statement, 3), created: sqlite3_column_double(statement, 4)
+            )
         }
-        defer { sqlite3_finalize(statement) }
-        sqlite3_bind_int64(statement, 1, id)
-        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
-        return User(
-            name: String(cString: sqlite3_column_text(statement, 0)), email: String(cString: sqlite3_column_text(statement, 1)),
-            age: sqlite3_column_int64(statement, 2), score: sqlite3_column_double(statement, 3), created: sqlite3_column_double(statement, 4)
-        )
+
+        func close() {
+            sqlite3_close_v2(db)
+            db = nil
+        }
     }
 
     /// WAL size in bytes.

@@ -420,17 +420,26 @@ extension NSManagedObject {
             row = StoreRow(objectID: id, version: version, layout: layout, slots: Array(repeating: nil, count: layout.count))
         }
         let byName = !row.layout.extends(layout)
-        for (slot, property) in entity.layoutProperties.enumerated() where !property.isTransient {
+        let traits = entity.layoutTraits
+        let properties = entity.layoutProperties
+        for slot in traits.indices where !traits[slot].isTransient {
             let value: StoreValue
-            switch property {
-            case let attribute as NSAttributeDescription:
-                if let stored = attributeValues.pendingStoredValue(slot) {
+            if let type = traits[slot].attributeType {
+                if type != .transformableAttributeType {
+                    // Converted once: validation already did it, or the row's value is reused.
+                    value = attributeValues.storeValue(at: slot, type: type) ?? .null
+                } else if let stored = attributeValues.pendingStoredValue(slot) {
                     value = stored
-                } else if attribute.attributeType == .transformableAttributeType {
+                } else if let attribute = properties[slot] as? NSAttributeDescription {
                     value = try transformedValue(attributeValues[slot: slot], attribute)
                 } else {
-                    value = StoreValue(attributeValue: attributeValues[slot: slot], type: attribute.attributeType) ?? .null
+                    continue
                 }
+                if byName { row[properties[slot].name] = value } else { row.slots[slot] = value }
+                continue
+            }
+            let property = properties[slot]
+            switch property {
             case let relationship as NSRelationshipDescription:
                 let name = relationship.name
                 guard materialisedRelationships.contains(name) else { continue }

@@ -474,7 +474,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.revertToCommitted()
         }
         // Objects changed only as inverses of rolled-back inserts revert too.
-        for object in registered.values where !object.changedKeys.isEmpty { object.revertToCommitted() }
+        for object in registered.values where object.hasChangedKeys { object.revertToCommitted() }
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]

@@ -11,20 +11,29 @@ import Foundation
 ///
 /// Threading: part of its object; touched only on the object's context queue.
 struct AttributeSlots {
-    private let layout: PropertyLayout
-    private let attributes: [NSAttributeDescription?]
+    private let table: EntitySlotTable
     private var values: [Any?]
-    /// Bit `i` set: slot `i` still has to be converted from `source`.
+    /// Bit `i` set: slot `i` still has to be filled: converted from `source`, or when there is
+    /// no source, set to the attribute's default (so an object made for a fetched row never
+    /// sets defaults it would throw away).
     private var pending: UInt64 = 0
     /// The row that pending slots convert from; laid out in `layout` or a layout extending it.
     private var source: StoreRow?
+    /// Each slot's value as a store value, converted once for validation and reused by the
+    /// save; empty until first asked for, a slot's entry cleared when it is set.
+    private var stored: [StoreValue?] = []
 
-    /// Empty values for an object of `entity`.
+    /// The default values of an object of `entity` (filled on first read).
     init(entity: NSEntityDescription) {
-        layout = entity.propertyLayout
-        attributes = entity.layoutAttributes
-        values = Array(repeating: nil, count: layout.count)
+        table = entity.slotTable
+        values = Array(repeating: nil, count: table.traits.count)
+        pending = table.defaultSlots
+        if table.traits.count > 64 {
+            for slot in 64..<table.traits.count { values[slot] = table.traits[slot].defaultValue }
+        }
     }
+
+    private var layout: PropertyLayout { table.layout }
 
     /// The value of the attribute named `name`; `nil` for a name that is no attribute slot.
     subscript(name: String) -> Any? {
@@ -46,19 +55,21 @@ struct AttributeSlots {
         }
         set {
             if slot < 64 { pending &= ~(1 << UInt64(slot)) }
+            if !stored.isEmpty { stored[slot] = nil }
             values[slot] = newValue
         }
     }
 
     /// Whether the slot still holds its source row's value unconverted (so the row's stored
     /// value is the current one, no conversion needed to save it).
-    func isPending(_ slot: Int) -> Bool { slot < 64 && pending & (1 << UInt64(slot)) != 0 }
+    func isPending(_ slot: Int) -> Bool { source != nil && slot < 64 && pending & (1 << UInt64(slot)) != 0 }
 
-    /// Forgets every value.
+    /// Forgets every value (defaults included).
     mutating func removeAll() {
         pending = 0
         source = nil
-        for slot in values.indices { values[slot] = nil }
+        if !stored.isEmpty { stored = [] }
+        for slot in values.indices where values[slot] != nil { values[slot] = nil }
     }
 
     /// Takes every non-transient attribute from `row`; converted on first read. Transient
@@ -67,11 +78,12 @@ struct AttributeSlots {
         let laidOut = row.layout.extends(layout) ? row : row.relaid(as: layout)
         removeAll()
         source = laidOut
-        for (slot, attribute) in attributes.enumerated() {
-            guard let attribute, !attribute.isTransient, laidOut.slots[slot] != nil else { continue }
+        let traits = table.traits
+        for slot in traits.indices {
+            guard traits[slot].attributeType != nil, !traits[slot].isTransient, laidOut.slots[slot] != nil else { continue }
             if slot < 64 {
                 pending |= 1 << UInt64(slot)
-            } else {
+            } else if let attribute = table.attributes[slot] {
                 values[slot] = Self.objectValue(laidOut[slot: slot], attribute)
             }
         }
@@ -79,8 +91,25 @@ struct AttributeSlots {
 
     private mutating func load(_ slot: Int) {
         pending &= ~(1 << UInt64(slot))
-        guard let source, let attribute = attributes[slot] else { return }
+        guard let source else {
+            values[slot] = table.traits[slot].defaultValue
+            return
+        }
+        guard let attribute = table.attributes[slot] else { return }
         values[slot] = Self.objectValue(source[slot: slot], attribute)
+    }
+
+    /// The slot's value as a store value of `type`, or `nil` when it does not convert (a wrong
+    /// type: validation reports it). A slot never read since the fetch gives the row's stored
+    /// value unconverted; otherwise the conversion is done once and kept until the slot is set.
+    /// Not for transformable attributes (their stored form goes through a transformer).
+    mutating func storeValue(at slot: Int, type: NSAttributeType) -> StoreValue? {
+        if let stored = pendingStoredValue(slot) { return stored }
+        if !stored.isEmpty, let value = stored[slot] { return value }
+        guard let value = StoreValue(attributeValue: self[slot: slot], type: type) else { return nil }
+        if stored.isEmpty { stored = Array(repeating: nil, count: values.count) }
+        stored[slot] = value
+        return value
     }
 
     /// A stored attribute value as the object graph shows it: transformable values through

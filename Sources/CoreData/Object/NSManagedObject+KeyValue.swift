@@ -13,7 +13,8 @@ extension NSManagedObject {
         default: break
         }
         // Attributes, the common case: one hash (name → slot), no dynamic cast.
-        if let slot = entity.propertyLayout.slot(of: key), entity.layoutAttributes[slot] != nil {
+        let table = entity.slotTable
+        if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             context_checkAccess()
             fireFaultIfNeeded()
             return attributeValues[slot: slot]
@@ -28,11 +29,12 @@ extension NSManagedObject {
 
     // Implements the overridable `setValue` declared on the class.
     func kvcSetValue(_ value: Any?, forKey key: String) {
-        if let slot = entity.propertyLayout.slot(of: key), entity.layoutAttributes[slot] != nil {
+        let table = entity.slotTable
+        if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             context_checkAccess()
             fireFaultIfNeeded()
             attributeValues[slot: slot] = value
-            noteChange(key)
+            if slot < 64 { noteChange(slot: slot) } else { noteChange(key) }
             return
         }
         guard let property = entity.propertiesByName[key] else {
@@ -192,7 +194,13 @@ extension NSManagedObject {
     }
 
     func noteChange(_ key: String) {
-        changedKeys.insert(key)
+        changedOtherKeys.insert(key)
+        managedObjectContext?.objectDidChange(self)
+    }
+
+    /// Notes a change of the attribute at `slot` (below 64).
+    func noteChange(slot: Int) {
+        changedSlots |= 1 << UInt64(slot)
         managedObjectContext?.objectDidChange(self)
     }
 

@@ -30,11 +30,20 @@ extension NSManagedObject {
         // Fetched properties are computed, never saved: nothing to validate (and reading one would fetch).
         var result: [NSError] = []
         let slots = entity.validatedSlots
-        let attributes = entity.layoutAttributes
+        let traits = entity.layoutTraits
         for (position, property) in entity.validatedProperties.enumerated() {
             let slot = slots[position]
+            if slot >= 0, !traits[slot].needsFullValidation, let type = traits[slot].attributeType {
+                // A plain attribute: its store value (kept for the save) settles both checks;
+                // anything else takes the full path below, which words the error.
+                switch attributeValues.storeValue(at: slot, type: type) {
+                case .some(.null): if traits[slot].isOptional { continue }
+                case .some: continue
+                case .none: break
+                }
+            }
             // Attributes by slot: no name hashed, no dynamic cast to find the kind.
-            let value = slot >= 0 && attributes[slot] != nil ? attributeValues[slot: slot] : currentValue(of: property)
+            let value = slot >= 0 && traits[slot].attributeType != nil ? attributeValues[slot: slot] : currentValue(of: property)
             let errors = errors(for: property, value: value)
             if !errors.isEmpty { result += errors }
         }

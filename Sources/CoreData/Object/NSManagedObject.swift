@@ -45,8 +45,34 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     var materialisedRelationships: Set<String> = []
     /// The row as last read from or saved to the store; `nil` for an unsaved object.
     var committedRow: StoreRow?
-    /// Keys changed since the last save or fetch.
-    var changedKeys: Set<String> = []
+    /// Attribute slots (below 64) changed since the last save or fetch, one bit each: setting an
+    /// attribute marks a bit instead of hashing its name into a set.
+    var changedSlots: UInt64 = 0
+    /// Other keys changed since the last save or fetch (relationships, slots from 64 on).
+    var changedOtherKeys: Set<String> = []
+
+    /// Keys changed since the last save or fetch, by name (built from the slot bits; for the
+    /// name-based API and the slower paths). Setting it replaces both parts.
+    var changedKeys: Set<String> {
+        get {
+            guard changedSlots != 0 else { return changedOtherKeys }
+            var keys = changedOtherKeys
+            let names = entity.propertyLayout.names
+            var bits = changedSlots
+            while bits != 0 {
+                keys.insert(names[bits.trailingZeroBitCount])
+                bits &= bits - 1
+            }
+            return keys
+        }
+        set {
+            changedSlots = 0
+            changedOtherKeys = newValue
+        }
+    }
+
+    /// Whether any key changed since the last save or fetch, without building the set.
+    var hasChangedKeys: Bool { changedSlots != 0 || !changedOtherKeys.isEmpty }
     /// Whether the values still have to be read from the store.
     var isFaultState = false
     /// The row a fetch already read for this fault, so that firing it needs no store read.
@@ -74,15 +100,10 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The entity's default values are set, then `awakeFromInsert()` runs.
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
         self.entity = entity
+        // Default values are filled on first read (AttributeSlots), so an object made for a
+        // fetched row does not set defaults it throws away.
         self.attributeValues = AttributeSlots(entity: entity)
         super.init()
-        let attributes = entity.layoutAttributes
-        for (slot, attribute) in attributes.enumerated() {
-            if let value = attribute?.defaultValue { attributeValues[slot: slot] = value }
-        }
-        // A new object is about to be given its values: size the change set once (grown one
-        // key at a time it would be rebuilt three times). Objects for fetched rows rarely change.
-        if context != nil { changedKeys.reserveCapacity(attributes.count) }
         if let context {
             context.insert(self)
         }
@@ -208,9 +229,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// Whether the object was deleted and the delete not yet saved.
     public var isDeleted: Bool { lifecycle.isDeleted }
     /// Whether the object has unsaved changes to stored properties.
-    public var isUpdated: Bool { !lifecycle.isInserted && !lifecycle.isDeleted && !changedKeys.isEmpty }
+    public var isUpdated: Bool { !lifecycle.isInserted && !lifecycle.isDeleted && hasChangedKeys }
     /// Whether the object was inserted, updated or deleted and not yet saved.
-    public var hasChanges: Bool { lifecycle.isInserted || lifecycle.isDeleted || !changedKeys.isEmpty }
+    public var hasChanges: Bool { lifecycle.isInserted || lifecycle.isDeleted || hasChangedKeys }
     /// Whether the object has unsaved changes to non-transient properties.
     public var hasPersistentChangedValues: Bool {
         changedKeys.contains { entity.propertiesByName[$0]?.isTransient == false }
@@ -235,7 +256,7 @@ extension NSManagedObjectID: PredicateIdentifiable {
     public var predicateIdentity: AnyHashable {
         switch key {
         case .permanent(_, let id): return AnyHashable(id)
-        case .temporary(let uuid): return AnyHashable(uuid)
+        case .temporary(let number): return AnyHashable(TemporaryObjectIdentity(number: number))
         }
     }
 }

@@ -189,6 +189,9 @@ public enum RecordCodec {
     public static func decode(
         _ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, catalog: Catalog, layouts: RecordLayouts? = nil
     ) throws(BinaryFormatError) -> (RecordHeader, StoreRow?) {
+        // Well-formed records of a known layout decode in one pass over the bytes in place;
+        // the checked reader below handles the rest and words every error.
+        if let layouts, let decoded = decodeRaw(bytes, from: start, to: end ?? bytes.count, catalog: catalog, layouts: layouts) { return decoded }
         var reader = ByteReader(bytes, from: start, to: end)
         let head = try header(&reader, catalog: catalog)
         let entity = catalog.entities[head.entityID]

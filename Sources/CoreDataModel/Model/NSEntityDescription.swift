@@ -141,6 +141,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         let layoutProperties: [NSPropertyDescription]
         let layoutAttributes: [NSAttributeDescription?]
         let validatedSlots: [Int]
+        let slotTable: EntitySlotTable
 
         init(
             properties: [NSPropertyDescription], propertiesByName: [String: NSPropertyDescription],
@@ -158,6 +159,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
             self.layoutProperties = layoutProperties
             self.layoutAttributes = layoutAttributes
             self.validatedSlots = validatedProperties.map { propertyLayout.slot(of: $0.name) ?? -1 }
+            self.slotTable = EntitySlotTable(layout: propertyLayout, properties: layoutProperties)
         }
     }
 
@@ -174,6 +176,16 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         if let frozen { return frozen.propertyLayout }
         return PropertyLayout(entityName: name ?? "", names: Self.slotted(properties).map(\.name))
     }
+
+    /// The layout, attributes and ``SlotTraits`` of every slot, in one object: made once when
+    /// the model freezes; before that, a new table on every call.
+    package var slotTable: EntitySlotTable {
+        if let frozen { return frozen.slotTable }
+        return EntitySlotTable(layout: propertyLayout, properties: layoutProperties)
+    }
+
+    /// What the hot paths need of each slot of ``propertyLayout`` (see ``SlotTraits``).
+    package var layoutTraits: [SlotTraits] { slotTable.traits }
 
     /// The property at each slot of ``propertyLayout``.
     public var layoutProperties: [NSPropertyDescription] {

@@ -1,0 +1,65 @@
+import Foundation
+
+/// What saving, fetching and validating need to know about one slot of an entity's
+/// ``PropertyLayout``, read from the property once when the model freezes.
+///
+/// A property's getters are class-property reads with exclusivity checks; reading five of them
+/// per value per save cost more than the value's conversion. Hot paths read this table instead.
+///
+/// Threading: immutable once made; part of the entity's frozen state.
+package struct SlotTraits {
+    /// The attribute's type; `nil` at a relationship's slot.
+    package let attributeType: NSAttributeType?
+    package let isTransient: Bool
+    package let isOptional: Bool
+    /// Whether saving the slot needs more than a type check and the mandatory check: validation
+    /// rules, custom validation predicates, a transformable or transient attribute, or a
+    /// relationship.
+    package let needsFullValidation: Bool
+    /// The attribute's default value (`nil` when it has none or the slot is a relationship).
+    package let defaultValue: Any?
+
+    package init(_ property: NSPropertyDescription) {
+        isTransient = property.isTransient
+        isOptional = property.isOptional
+        if let attribute = property as? NSAttributeDescription {
+            attributeType = attribute.attributeType
+            defaultValue = attribute.defaultValue
+            needsFullValidation = isTransient || attribute.attributeType == .transformableAttributeType
+                || !attribute.validationRules.isEmpty || !attribute.customValidationPredicates.isEmpty
+        } else {
+            attributeType = nil
+            defaultValue = nil
+            needsFullValidation = true
+        }
+    }
+
+    /// Whether the slot is a stored (non-transient) attribute of a type that converts directly
+    /// to a store value (not transformable).
+    package var isPlainStoredAttribute: Bool {
+        guard let attributeType else { return false }
+        return !isTransient && attributeType != .transformableAttributeType
+    }
+}
+
+/// Everything an object of an entity needs about its slots, in one frozen object so that making
+/// an object costs one retain instead of a getter (with its exclusivity check) per table.
+///
+/// Threading: immutable; made when the model freezes (or per call before that).
+package final class EntitySlotTable: @unchecked Sendable {
+    package let layout: PropertyLayout
+    /// The attribute at each slot, `nil` at a relationship's slot.
+    package let attributes: [NSAttributeDescription?]
+    package let traits: [SlotTraits]
+    /// Bit `i` set: slot `i` (below 64) has a default value.
+    package let defaultSlots: UInt64
+
+    package init(layout: PropertyLayout, properties: [NSPropertyDescription]) {
+        self.layout = layout
+        attributes = properties.map { $0 as? NSAttributeDescription }
+        traits = properties.map { SlotTraits($0) }
+        var defaults: UInt64 = 0
+        for (slot, traits) in traits.enumerated() where slot < 64 && traits.defaultValue != nil { defaults |= 1 << UInt64(slot) }
+        defaultSlots = defaults
+    }
+}
