@@ -90,6 +90,51 @@ final class RecordCodecTests: XCTestCase {
         XCTAssertGreaterThan(thrown, 0)
     }
 
+    /// With layouts, records decode in one raw pass over the bytes; it must agree with the
+    /// checked decoder on every value type, and every cut or random damage must still throw or
+    /// decode, never trap, with exactly the checked decoder's outcome.
+    func testTheRawPassAgreesWithTheCheckedDecoder() throws {
+        var row = BinaryTestModel.item(42, owner: 7, tags: [3, 1, 2])
+        row.version = 9
+        row.values["text"] = .string("naïve – ünïcödé")
+        row.values["i64"] = .integer(Int64.min)
+        let catalog = catalog(for: [row])
+        let layouts = RecordLayouts(catalog: catalog)
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        let checked = try XCTUnwrap(RecordCodec.decode(writer.bytes, catalog: catalog).1)
+        let raw = try XCTUnwrap(RecordCodec.decode(writer.bytes, catalog: catalog, layouts: layouts).1)
+        XCTAssertEqual(raw.values, checked.values)
+        XCTAssertEqual(raw.version, 9)
+
+        // Only some fields, as a scan reads them: the rest skipped in place.
+        let itemID = try XCTUnwrap(catalog.entityID(of: "Item"))
+        let properties = catalog.entities[itemID].properties
+        let wanted = ["text", "i64", "double", "owner"]
+        let slots = properties.map { wanted.firstIndex(of: $0) ?? -1 }
+        var values = [StoreValue](repeating: .null, count: wanted.count)
+        _ = try RecordCodec.decodeFields(writer.bytes, from: 0, to: writer.bytes.count, catalog: catalog, slots: slots, into: &values)
+        XCTAssertEqual(values, wanted.map { checked[$0] })
+
+        var generator = SystemRandomNumberGenerator()
+        for trial in 0..<4_000 {
+            var bytes = writer.bytes
+            if trial < bytes.count {
+                bytes = Array(bytes[0..<trial])
+            } else {
+                for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                }
+            }
+            let slow = try? RecordCodec.decode(bytes, catalog: catalog)
+            let fast = try? RecordCodec.decode(bytes, catalog: catalog, layouts: layouts)
+            XCTAssertEqual(fast?.0, slow?.0, "trial \(trial)")
+            XCTAssertEqual(fast?.1?.values, slow?.1?.values, "trial \(trial)")
+            var fieldValues = [StoreValue](repeating: .null, count: wanted.count)
+            _ = try? RecordCodec.decodeFields(bytes, from: 0, to: bytes.count, catalog: catalog, slots: slots, into: &fieldValues)
+        }
+    }
+
     func testVarintsRejectOverflow() {
         var reader = ByteReader([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02])
         XCTAssertThrowsError(try reader.varint()) { XCTAssertTrue("\($0)".contains("overflows"), "\($0)") }

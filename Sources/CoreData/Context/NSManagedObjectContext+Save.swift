@@ -417,7 +417,7 @@ extension NSManagedObject {
             row.version = version
             for name in layout.names where !row.contains(name) { row[name] = .null }
         } else {
-            row = StoreRow(objectID: id, version: version, layout: layout, slots: Array(repeating: nil, count: layout.count))
+            row = StoreRow(objectID: id, version: version, layout: layout, slots: .emptySlots(layout.count))
         }
         let byName = !row.layout.extends(layout)
         let traits = entity.layoutTraits

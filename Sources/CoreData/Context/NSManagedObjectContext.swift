@@ -369,12 +369,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let object = type.init(entity: objectID.entity, insertInto: nil)
         object.objectID = objectID
         object.managedObjectContext = self
-        object.attributeValues.removeAll()
         registered[objectID] = object
         if let row {
+            // Filling replaces the defaults the initializer left pending.
             object.fill(from: row)
             if !isStoreSide { object.awakeFromFetch() }
         } else {
+            object.attributeValues.removeAll()
             object.isFaultState = true
         }
         if let store = objectID.persistentStore, store.observesRegistrations, !isStoreSide {

@@ -12,7 +12,9 @@ import Foundation
 /// Threading: part of its object; touched only on the object's context queue.
 struct AttributeSlots {
     private let table: EntitySlotTable
-    private var values: [Any?]
+    /// Values set or read into the object, by slot; empty (no allocation) until a slot is set,
+    /// so a fetched object whose values are only read holds nothing but its row.
+    private var values: [Any?] = []
     /// Bit `i` set: slot `i` still has to be filled: converted from `source`, or when there is
     /// no source, set to the attribute's default (so an object made for a fetched row never
     /// sets defaults it would throw away).
@@ -22,15 +24,25 @@ struct AttributeSlots {
     /// Each slot's value as a store value, converted once for validation and reused by the
     /// save; empty until first asked for, a slot's entry cleared when it is set.
     private var stored: [StoreValue?] = []
+    /// No slot of `values` or `stored` has been written since they were made empty, so
+    /// forgetting them costs nothing (a fetched object's values are forgotten twice on the way in).
+    private var isBlank = true
 
     /// The default values of an object of `entity` (filled on first read).
     init(entity: NSEntityDescription) {
         table = entity.slotTable
-        values = Array(repeating: nil, count: table.traits.count)
         pending = table.defaultSlots
         if table.traits.count > 64 {
+            isBlank = false
+            values = .emptySlots(table.traits.count)
             for slot in 64..<table.traits.count { values[slot] = table.traits[slot].defaultValue }
         }
+    }
+
+    /// Makes room for values before the first write.
+    @inline(__always)
+    private mutating func allocateValues() {
+        if values.isEmpty { values = .emptySlots(table.traits.count) }
     }
 
     private var layout: PropertyLayout { table.layout }
@@ -50,12 +62,22 @@ struct AttributeSlots {
     /// The value at a slot, converted from the source row on first read.
     subscript(slot slot: Int) -> Any? {
         mutating get {
-            if slot < 64, pending & (1 << UInt64(slot)) != 0 { load(slot) }
-            return values[slot]
+            if slot < 64, pending & (1 << UInt64(slot)) != 0 {
+                // A value type read from the row is converted on every read instead of kept:
+                // the object then holds only its row until something is set. Transformed
+                // values are kept, so that each read gives the same object.
+                if values.isEmpty, let source, let attribute = table.attributes[slot], attribute.attributeType != .transformableAttributeType {
+                    return Self.objectValue(source[slot: slot], attribute)
+                }
+                load(slot)
+            }
+            return values.isEmpty ? nil : values[slot]
         }
         set {
             if slot < 64 { pending &= ~(1 << UInt64(slot)) }
             if !stored.isEmpty { stored[slot] = nil }
+            isBlank = false
+            allocateValues()
             values[slot] = newValue
         }
     }
@@ -68,8 +90,10 @@ struct AttributeSlots {
     mutating func removeAll() {
         pending = 0
         source = nil
+        guard !isBlank else { return }
         if !stored.isEmpty { stored = [] }
-        for slot in values.indices where values[slot] != nil { values[slot] = nil }
+        values = []
+        isBlank = true
     }
 
     /// Takes every non-transient attribute from `row`; converted on first read. Transient
@@ -84,6 +108,8 @@ struct AttributeSlots {
             if slot < 64 {
                 pending |= 1 << UInt64(slot)
             } else if let attribute = table.attributes[slot] {
+                isBlank = false
+                allocateValues()
                 values[slot] = Self.objectValue(laidOut[slot: slot], attribute)
             }
         }
@@ -91,6 +117,8 @@ struct AttributeSlots {
 
     private mutating func load(_ slot: Int) {
         pending &= ~(1 << UInt64(slot))
+        isBlank = false
+        allocateValues()
         guard let source else {
             values[slot] = table.traits[slot].defaultValue
             return
@@ -107,7 +135,8 @@ struct AttributeSlots {
         if let stored = pendingStoredValue(slot) { return stored }
         if !stored.isEmpty, let value = stored[slot] { return value }
         guard let value = StoreValue(attributeValue: self[slot: slot], type: type) else { return nil }
-        if stored.isEmpty { stored = Array(repeating: nil, count: values.count) }
+        if stored.isEmpty { stored = .emptySlots(table.traits.count) }
+        isBlank = false
         stored[slot] = value
         return value
     }

@@ -210,7 +210,7 @@ public enum RecordCodec {
             layout = PropertyLayout(entityName: entity.name, names: entity.properties)
             slotOfColumn = nil
         }
-        var slots = [StoreValue?](repeating: nil, count: layout.count)
+        var slots: [StoreValue?] = .emptySlots(layout.count)
         var previous = -1
         for _ in 0..<count {
             let index = try reader.count("property index", atMost: Int(Int32.max))

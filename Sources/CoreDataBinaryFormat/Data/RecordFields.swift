@@ -104,7 +104,7 @@ extension RecordCodec {
             let head = RecordHeader(kind: kind, entityID: entity, primaryKey: Int64(key), version: Int64(version))
             guard kind == .row else { return count == 0 && cursor.remaining == 0 ? (head, nil) : nil }
             let layout = layouts.entities[entity].layout
-            var slots = [StoreValue?](repeating: nil, count: layout.count)
+            var slots: [StoreValue?] = .emptySlots(layout.count)
             var previous = -1
             for _ in 0..<Int(count) {
                 guard let rawIndex = cursor.varint(), rawIndex < UInt64(columns.count), Int(rawIndex) > previous,

@@ -45,34 +45,19 @@ extension BinaryStore {
         }
         let hasLog = true
         let generation = root.generation + 1
-        var output: [UInt8] = []
-        var written = root.dataEnd
-        func offsetOfNext() -> UInt64 { written + UInt64(output.count) }
-        func flush() throws(StoreError) {
-            guard !output.isEmpty else { return }
-            do { try dataFile.write(output, at: written) } catch { throw Self.ioError(error) }
-            written += UInt64(output.count)
-            output.removeAll(keepingCapacity: true)
-        }
-        func appendPage(_ kind: PageKind, _ payload: [UInt8]) throws(StoreError) -> UInt64 {
-            let offset = offsetOfNext()
-            output.append(contentsOf: PageCodec.encode(kind: kind, payload: payload, generation: generation))
-            if output.count >= 8 << 20 { try flush() }
-            return offset
-        }
+        // Pages are encoded on every core; a page's offset is known once its batch is encoded.
+        var writer = PageBatchWriter(file: dataFile, generation: generation, at: root.dataEnd)
 
         // 1. The log's records, in object-ID order, into data pages.
         var newIndex = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
         if hasLog {
             var builder = DataPageBuilder()
             var pending: [(entityID: Int, key: Int64, slot: Int)] = []
-            var relocated: [(entityID: Int, key: Int64, location: UInt64)] = []
+            var relocated: [(entityID: Int, key: Int64, page: Int, slot: Int)] = []
             func emit() throws(StoreError) {
                 guard !builder.isEmpty else { return }
-                let offset = try appendPage(.data, builder.finish())
-                for item in pending {
-                    relocated.append((item.entityID, item.key, RecordLocation.page(offset: offset, slot: item.slot).raw))
-                }
+                let page = try writer.add(.data, builder.finish())
+                for item in pending { relocated.append((item.entityID, item.key, page, item.slot)) }
                 pending.removeAll(keepingCapacity: true)
             }
             var window = LogWindow(file: logFile)
@@ -98,13 +83,16 @@ extension BinaryStore {
                 try copy(tombstone.location, entityID: tombstone.entityID, key: tombstone.key, relocate: false)
             }
             try emit()
+            try writer.encodeQueued()
             counter.finish()
-            for item in relocated { newIndex.set(entityID: item.entityID, key: item.key, location: item.location) }
+            for item in relocated {
+                newIndex.set(entityID: item.entityID, key: item.key, location: RecordLocation.page(offset: writer.offset(of: item.page), slot: item.slot).raw)
+            }
         }
         newIndex.compact()
 
         // 2. Index pages, directory, catalog, metadata.
-        var indexPages: [UInt64] = []
+        var indexPages: [Int] = []
         var entries: [IndexEntry] = []
         var total: UInt64 = 0
         entries.reserveCapacity(BinaryStoreLayout.indexEntriesPerPage)
@@ -112,24 +100,28 @@ extension BinaryStore {
             for position in table.keys.indices {
                 entries.append(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
                 if entries.count == BinaryStoreLayout.indexEntriesPerPage {
-                    indexPages.append(try appendPage(.index, IndexPageCodec.encodePage(entries[...])))
+                    indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(entries[...])))
                     total += UInt64(entries.count)
                     entries.removeAll(keepingCapacity: true)
                 }
             }
         }
         if !entries.isEmpty {
-            indexPages.append(try appendPage(.index, IndexPageCodec.encodePage(entries[...])))
+            indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(entries[...])))
             total += UInt64(entries.count)
         }
-        let directory = indexPages.isEmpty ? 0 : try appendPage(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages, totalEntries: total))
+        try writer.encodeQueued()
+        let directoryPage = indexPages.isEmpty ? nil : try writer.add(
+            .indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages.map { writer.offset(of: $0) }, totalEntries: total))
         var (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
         keyLock.lock()
         for (name, key) in nextKeys { currentCatalog.setNextPrimaryKey(key, of: name) }
         keyLock.unlock()
-        let catalogOffset = try appendPage(.catalog, currentCatalog.encoded())
-        let metadataOffset = try appendPage(.metadata, try Self.encodeMetadata(currentMetadata))
-        try flush()
+        let catalogPage = try writer.add(.catalog, currentCatalog.encoded())
+        let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(currentMetadata))
+        try writer.finish()
+        let directory = directoryPage.map { writer.offset(of: $0) } ?? 0
+        let (catalogOffset, metadataOffset, written) = (writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end)
 
         // 3–4. Sync the pages, then publish them through the inactive root slot.
         let newRoot = RootSlot(

@@ -19,7 +19,8 @@ extension BinaryStore {
         defer { commitLock.unlock() }
         drainGroupCommits()
         do {
-            try checkpointLocked(truncatingLog: true)
+            // No checkpoint first: records still in the log are copied from it, and the new
+            // root's salt retires every old frame (Formats/binary-store.md §10).
             try compactLocked(progress: progress)
         } catch {
             group.lock()
@@ -33,9 +34,8 @@ extension BinaryStore {
         let temporary = path + "-compact"
         let generation = root.generation + 1
         let current = try rw.withReadLock { () throws(StoreError) -> (ObjectIndex, Catalog, StoreMetadata) in (try loadedIndex(), catalog, metadataValue) }
-        var output = header.encoded()
-        output.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - output.count))
-        var written: UInt64 = 0
+        var prefix = header.encoded()
+        prefix.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - prefix.count))
         let file: any StoreFile
         do {
             if fileSystem.fileExists(temporary) { try fileSystem.remove(temporary) }
@@ -45,28 +45,16 @@ extension BinaryStore {
         }
         var installed = false
         defer { if !installed { file.close() } }
-        func flush() throws(StoreError) {
-            guard !output.isEmpty else { return }
-            do { try file.write(output, at: written) } catch { throw Self.ioError(error) }
-            written += UInt64(output.count)
-            output.removeAll(keepingCapacity: true)
-        }
-        func appendPage(_ kind: PageKind, _ payload: [UInt8]) throws(StoreError) -> UInt64 {
-            let offset = written + UInt64(output.count)
-            output.append(contentsOf: PageCodec.encode(kind: kind, payload: payload, generation: generation))
-            if output.count >= 8 << 20 { try flush() }
-            return offset
-        }
-
+        // Pages are encoded on every core; a page's offset is known once its batch is encoded.
+        var writer = PageBatchWriter(file: file, generation: generation, at: 0, prefix: prefix)
         var newIndex = ObjectIndex()
         var builder = DataPageBuilder()
         var pending: [(entityID: Int, key: Int64, slot: Int)] = []
+        var placed: [(entityID: Int, key: Int64, page: Int, slot: Int)] = []
         func emit() throws(StoreError) {
             guard !builder.isEmpty else { return }
-            let offset = try appendPage(.data, builder.finish())
-            for item in pending {
-                newIndex.set(entityID: item.entityID, key: item.key, location: RecordLocation.page(offset: offset, slot: item.slot).raw)
-            }
+            let page = try writer.add(.data, builder.finish())
+            for item in pending { placed.append((item.entityID, item.key, page, item.slot)) }
             pending.removeAll(keepingCapacity: true)
         }
         var counter = ProgressCounter(total: current.0.liveCount, report: progress)
@@ -99,9 +87,13 @@ extension BinaryStore {
             }
         }
         try emit()
+        try writer.encodeQueued()
         counter.finish()
+        for item in placed {
+            newIndex.set(entityID: item.entityID, key: item.key, location: RecordLocation.page(offset: writer.offset(of: item.page), slot: item.slot).raw)
+        }
 
-        var indexPages: [UInt64] = []
+        var indexPages: [Int] = []
         var entries: [IndexEntry] = []
         var total: UInt64 = 0
         for (entityID, table) in newIndex.tables.enumerated() {
@@ -111,17 +103,21 @@ extension BinaryStore {
         }
         for start in stride(from: 0, to: entries.count, by: BinaryStoreLayout.indexEntriesPerPage) {
             let chunk = entries[start..<min(entries.count, start + BinaryStoreLayout.indexEntriesPerPage)]
-            indexPages.append(try appendPage(.index, IndexPageCodec.encodePage(chunk)))
+            indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(chunk)))
             total += UInt64(chunk.count)
         }
-        let directory = indexPages.isEmpty ? 0 : try appendPage(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages, totalEntries: total))
+        try writer.encodeQueued()
+        let directoryPage = indexPages.isEmpty ? nil : try writer.add(
+            .indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages.map { writer.offset(of: $0) }, totalEntries: total))
         var compactedCatalog = current.1
         keyLock.lock()
         for (name, key) in nextKeys { compactedCatalog.setNextPrimaryKey(key, of: name) }
         keyLock.unlock()
-        let catalogOffset = try appendPage(.catalog, compactedCatalog.encoded())
-        let metadataOffset = try appendPage(.metadata, try Self.encodeMetadata(current.2))
-        try flush()
+        let catalogPage = try writer.add(.catalog, compactedCatalog.encoded())
+        let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(current.2))
+        try writer.finish()
+        let directory = directoryPage.map { writer.offset(of: $0) } ?? 0
+        let (catalogOffset, metadataOffset, written) = (writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end)
         let newRoot = RootSlot(
             generation: generation, dataEnd: written, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
             metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: total)
@@ -149,9 +145,21 @@ extension BinaryStore {
         }
         cache.removeAll { _ in true }
         old.close()
+        rw.withWriteLock { logTombstones = [] }
         logEnd = UInt64(LogLayout.firstFrameOffset)
         logSequence = 0
         logChain = newRoot.logSalt
         resetSyncedLogEnd()
+        pendingBatches.removeAll()
+        if let logFile {
+            // The frames left are of the old file (their salt no longer matches): drop them.
+            do {
+                try logFile.truncate(to: UInt64(LogLayout.headerSize))
+                logAllocatedEnd = UInt64(LogLayout.headerSize)
+                try logFile.sync()
+            } catch {
+                throw .io(detail: "the log could not be truncated after compaction: \(error)")
+            }
+        }
     }
 }

@@ -97,7 +97,7 @@ public struct StoreRow: Hashable, Sendable {
     public func relaid(as target: PropertyLayout) -> StoreRow {
         if layout === target { return self }
         let map = layout.slotMap(to: target)
-        var result: [StoreValue?] = Array(repeating: nil, count: target.count)
+        var result: [StoreValue?] = .emptySlots(target.count)
         for (slot, source) in map.enumerated() where source >= 0 { result[slot] = slots[source] }
         return StoreRow(objectID: objectID, version: version, layout: target, slots: result)
     }

@@ -125,7 +125,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
     private func row(
         for object: XMLStoreObject, of entity: Entity, owners: [Int64: Entity], report: (XMLStoreError) throws(XMLStoreError) -> Void
     ) throws(XMLStoreError) -> StoreRow {
-        var values = [StoreValue?](repeating: nil, count: entity.layout.count)
+        var values: [StoreValue?] = .emptySlots(entity.layout.count)
         for attribute in object.attributes {
             guard let property = entity.byWrittenName[attribute.name] ?? entity.byWrittenName[attribute.name.lowercased()],
                   let description = property.attribute else {
