@@ -9,8 +9,9 @@ struct CompactCommand: ParsableCommand {
         abstract: "Rewrite the store with only the current version of each live object.",
         discussion: """
             Opens the store for writing (refused, with status 4, while another process has it \
-            open), checkpoints it, then writes a new data file holding only live objects beside \
-            it and renames it into place (Formats/binary-store.md §10): a crash at any point \
+            open), writes a new data file holding only live objects (those still in the log are \
+            copied from it) beside it, renames it into place and empties the log \
+            (Formats/binary-store.md §10): a crash at any point \
             leaves the old or the new store, both complete. Shows a progress bar when standard \
             error is a terminal.
 

@@ -10,7 +10,7 @@ extension BinaryStore {
     /// renamed over `NAME` and the folder synced; until the rename the old file is the store.
     /// Saves wait while it runs; fetches wait only for the final swap.
     /// - Parameter progress: told how many of the live objects' records are copied into the new
-    ///   file (the checkpoint that starts a compaction does not report).
+    ///   file (from the old file's pages or, for saves not yet checkpointed, from the log).
     /// - Throws: ``StoreError/io(detail:)`` when a write, sync or rename fails; the handle is then
     ///   poisoned and the store on disk is the old or the new file, both complete.
     public func compact(progress: BinaryStoreProgress? = nil) throws(StoreError) {
