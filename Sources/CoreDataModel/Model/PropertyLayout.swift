@@ -21,6 +21,14 @@ public final class PropertyLayout: @unchecked Sendable, CustomStringConvertible 
     /// The layout this one extends (its names are this layout's first names), if any.
     public let base: PropertyLayout?
     private let slotsByName: [String: Int]
+    /// Slots by a cheap fingerprint of the name (its length and first byte), each list
+    /// checked with `==`: finding a slot costs a few comparisons instead of hashing the whole
+    /// name, which was most of the cost of `value(forKey:)` and `setValue(_:forKey:)`.
+    private let fingerprinted: [[Int]]
+    /// Every name is ASCII: then a name not found by fingerprint is not in the layout. (Swift
+    /// compares strings by canonical equivalence, so a non-ASCII name may equal one with other
+    /// bytes; those misses ask the dictionary.)
+    private let namesAreASCII: Bool
     private let mapLock = NSLock()
     // Weak, so two layouts that map to each other never keep each other alive.
     private weak var lastMapTarget: PropertyLayout?
@@ -38,6 +46,21 @@ public final class PropertyLayout: @unchecked Sendable, CustomStringConvertible 
         slots.reserveCapacity(names.count)
         for (slot, name) in names.enumerated() where slots[name] == nil { slots[name] = slot }
         self.slotsByName = slots
+        var buckets = [[Int]](repeating: [], count: Self.fingerprintBuckets)
+        for (slot, name) in names.enumerated() where slots[name] == slot {
+            buckets[Self.fingerprint(name)].append(slot)
+        }
+        self.fingerprinted = buckets
+        self.namesAreASCII = names.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }
+    }
+
+    private static let fingerprintBuckets = 64
+
+    @inline(__always)
+    private static func fingerprint(_ name: String) -> Int {
+        // Length and first byte: both O(1) on a native string (the last byte is not cheap).
+        let utf8 = name.utf8
+        return (utf8.count &* 7 &+ Int(utf8.first ?? 0)) & (fingerprintBuckets - 1)
     }
 
     /// The number of slots.
@@ -45,7 +68,11 @@ public final class PropertyLayout: @unchecked Sendable, CustomStringConvertible 
 
     /// The slot of a property, `nil` when the layout does not name it. One hash lookup.
     @inline(__always)
-    public func slot(of name: String) -> Int? { slotsByName[name] }
+    public func slot(of name: String) -> Int? {
+        for slot in fingerprinted[Self.fingerprint(name)] where names[slot] == name { return slot }
+        if namesAreASCII, name.utf8.allSatisfy({ $0 < 0x80 }) { return nil }
+        return slotsByName[name]
+    }
 
     /// Whether a value at slot `i` of this layout is the value of slot `i` of `other` for every
     /// slot of `other`: the same layout, or one that extends it.

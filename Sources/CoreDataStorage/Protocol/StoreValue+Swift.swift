@@ -31,8 +31,11 @@ extension StoreValue {
     /// (the object graph reports that as a validation error before it reaches a store).
     public init?(attributeValue value: Any?, type: NSAttributeType) {
         guard let value else { self = .null; return }
-        // The value's exact type first: a cast that fails (Any → Double holding an Int64) looks
-        // through Foundation's bridging and costs far more than comparing metatypes.
+        // The value's exact type first, read through the opened existential: no dynamic cast
+        // (a cast that fails, Any → Double holding an Int64, looks through Foundation's
+        // bridging and costs far more than comparing metatypes; one that succeeds still costs
+        // a few hundred instructions).
+        if let exact = Self.exactValue(value, type) { self = exact; return }
         let dynamicType = Swift.type(of: value)
         switch type {
         case .integer64AttributeType, .integer32AttributeType, .integer16AttributeType:
@@ -87,6 +90,33 @@ extension StoreValue {
         case .undefinedAttributeType, .objectIDAttributeType, .compositeAttributeType:
             return nil
         }
+    }
+
+    /// The store value of `value` when its type is exactly the Swift type `type` stores (or a
+    /// narrower integer or `Float`); `nil` otherwise. `T` is the value's own type (an opened
+    /// existential), so the checks are metatype comparisons and the reads need no cast.
+    @inline(__always)
+    private static func exactValue<T>(_ value: T, _ type: NSAttributeType) -> StoreValue? {
+        func read<U>(_: U.Type) -> U { withUnsafePointer(to: value) { $0.withMemoryRebound(to: U.self, capacity: 1) { $0.pointee } } }
+        switch type {
+        case .integer64AttributeType, .integer32AttributeType, .integer16AttributeType:
+            if T.self == Int64.self { return .integer(read(Int64.self)) }
+            if T.self == Int.self { return .integer(Int64(read(Int.self))) }
+            if T.self == Int32.self { return .integer(Int64(read(Int32.self))) }
+            if T.self == Int16.self { return .integer(Int64(read(Int16.self))) }
+        case .doubleAttributeType, .floatAttributeType:
+            if T.self == Double.self { return .double(read(Double.self)) }
+            if T.self == Float.self { return .double(Double(read(Float.self))) }
+        case .stringAttributeType:
+            if T.self == String.self { return .string(read(String.self)) }
+        case .dateAttributeType:
+            if T.self == Date.self { return .date(read(Date.self)) }
+        case .booleanAttributeType:
+            if T.self == Bool.self { return .bool(read(Bool.self)) }
+        default:
+            break
+        }
+        return nil
     }
 
     /// The Int64 a Swift integer of any width holds (when it fits), or an NSNumber's value:
