@@ -32,15 +32,7 @@ extension BinaryStore {
         guard logEnd > UInt64(LogLayout.firstFrameOffset) else {
             // Nothing to copy: leave the data file untouched (a store opened and closed without
             // a save keeps its bytes), only drop stale frames when asked.
-            if truncatingLog, (try? logFile.size()).map({ $0 > UInt64(LogLayout.headerSize) }) == true {
-                do {
-                    try logFile.truncate(to: UInt64(LogLayout.headerSize))
-                    logAllocatedEnd = UInt64(LogLayout.headerSize)
-                    try logFile.sync()
-                } catch {
-                    throw .io(detail: "the log could not be truncated: \(error)")
-                }
-            }
+            if truncatingLog, (try? logFile.size()).map({ $0 > UInt64(LogLayout.headerSize) }) == true { try truncateLog(logFile) }
             return
         }
         let hasLog = true
@@ -150,14 +142,18 @@ extension BinaryStore {
         logChain = newRoot.logSalt
         resetSyncedLogEnd()
         pendingBatches.removeAll()
-        if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true {
-            do {
-                try logFile.truncate(to: UInt64(LogLayout.headerSize))
-                logAllocatedEnd = UInt64(LogLayout.headerSize)
-                try logFile.sync()
-            } catch {
-                throw .io(detail: "the log could not be truncated: \(error)")
-            }
+        if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true { try truncateLog(logFile) }
+    }
+
+    /// Cuts the log back to its header and syncs it: its frames are all in the data file, or
+    /// of a data file that was replaced. Caller holds `commitLock` with no save queued.
+    func truncateLog(_ logFile: any StoreFile) throws(StoreError) {
+        do {
+            try logFile.truncate(to: UInt64(LogLayout.headerSize))
+            logAllocatedEnd = UInt64(LogLayout.headerSize)
+            try logFile.sync()
+        } catch {
+            throw .io(detail: "the log could not be truncated: \(error)")
         }
     }
 

@@ -61,26 +61,11 @@ extension BinaryStore {
         // One read lock for the copy (saves and checkpoints wait on `commitLock`, held here; other
         // readers share it), and each source page looked up once for its run of records.
         try rw.withReadLock { () throws(StoreError) in
-            var lastOffset = UInt64.max
-            var lastPage: DataPage?
+            var run = PageRun()
             for (entityID, table) in current.0.tables.enumerated() {
                 for position in table.keys.indices where table.locations[position] != 0 {
                     counter.step()
-                    let location = table.locations[position]
-                    let bytes: [UInt8]
-                    let range: Range<Int>
-                    if case .page(let pageOffset, let slot) = RecordLocation(raw: location) {
-                        if pageOffset != lastOffset {
-                            lastPage = try dataPage(at: pageOffset)
-                            lastOffset = pageOffset
-                        }
-                        guard let page = lastPage, let found = page.range(of: slot) else {
-                            throw .corrupt(detail: "data file offset \(pageOffset): the index points to slot \(slot) of a page with \(lastPage?.count ?? 0) records")
-                        }
-                        (bytes, range) = (page.payload, found)
-                    } else {
-                        (bytes, range) = try recordBytes(at: location)
-                    }
+                    let (bytes, range) = try recordBytes(at: table.locations[position], run: &run)
                     if builder.isFull(adding: range.count) { try emit() }
                     pending.append((entityID, table.keys[position], builder.add(bytes[range])))
                 }
@@ -151,15 +136,7 @@ extension BinaryStore {
         logChain = newRoot.logSalt
         resetSyncedLogEnd()
         pendingBatches.removeAll()
-        if let logFile {
-            // The frames left are of the old file (their salt no longer matches): drop them.
-            do {
-                try logFile.truncate(to: UInt64(LogLayout.headerSize))
-                logAllocatedEnd = UInt64(LogLayout.headerSize)
-                try logFile.sync()
-            } catch {
-                throw .io(detail: "the log could not be truncated after compaction: \(error)")
-            }
-        }
+        // The frames left are of the old file (their salt no longer matches): drop them.
+        if let logFile { try truncateLog(logFile) }
     }
 }

@@ -227,6 +227,28 @@ extension BinaryStore {
             logTombstones: tombstones, nextKeys: nextKeys, report: report)
     }
 
+    /// One index page (§7), checked: its kind, its entries' entity IDs and key range, every
+    /// location inside the data pages, and the entries in order.
+    static func checkedIndexPage(_ file: any StoreFile, at offset: UInt64, root: RootSlot, entityCount: Int) throws(StoreError) -> [IndexEntry] {
+        let (header, payload) = try readPage(file, at: offset, dataEnd: root.dataEnd)
+        guard header.kind == .index else { throw .corrupt(detail: "expected an index page at \(offset)") }
+        let entries: [IndexEntry]
+        do { entries = try IndexPageCodec.decodePage(payload, pageOffset: offset) } catch { throw corrupt(error) }
+        var previous: (UInt32, Int64)?
+        for entry in entries {
+            guard Int(entry.entityID) < entityCount, entry.primaryKey >= 1,
+                  entry.location & RecordLocation.logBit == 0,
+                  case .page(let pageOffset, _) = RecordLocation(raw: entry.location),
+                  pageOffset >= UInt64(BinaryStoreLayout.firstPageOffset), pageOffset < root.dataEnd
+            else { throw .corrupt(detail: "index page \(offset): an entry points outside the data") }
+            if let previous, previous >= (entry.entityID, entry.primaryKey) {
+                throw .corrupt(detail: "index page \(offset): entries out of order")
+            }
+            previous = (entry.entityID, entry.primaryKey)
+        }
+        return entries
+    }
+
     /// Loads the persisted index through its directory; throws on any damage so the caller rebuilds.
     package static func loadIndex(_ file: any StoreFile, root: RootSlot, catalog: Catalog) throws(StoreError) -> ObjectIndex {
         var index = ObjectIndex()
@@ -238,16 +260,9 @@ extension BinaryStore {
         var previous: (UInt32, Int64)?
         var count: UInt64 = 0
         for offset in directory.pageOffsets {
-            let (pageHeader, pagePayload) = try readPage(file, at: offset, dataEnd: root.dataEnd)
-            guard pageHeader.kind == .index else { throw .corrupt(detail: "expected an index page at \(offset)") }
-            let entries: [IndexEntry]
-            do { entries = try IndexPageCodec.decodePage(pagePayload, pageOffset: offset) } catch { throw corrupt(error) }
+            let entries = try checkedIndexPage(file, at: offset, root: root, entityCount: catalog.entities.count)
             for entry in entries {
-                guard Int(entry.entityID) < catalog.entities.count, entry.primaryKey >= 1,
-                      entry.location & RecordLocation.logBit == 0,
-                      case .page(let pageOffset, _) = RecordLocation(raw: entry.location),
-                      pageOffset >= UInt64(BinaryStoreLayout.firstPageOffset), pageOffset < root.dataEnd
-                else { throw .corrupt(detail: "index page \(offset): an entry points outside the data") }
+                // Within a page `checkedIndexPage` saw to the order; this sees to it across pages.
                 if let previous, (previous.0, previous.1) >= (entry.entityID, entry.primaryKey) {
                     throw .corrupt(detail: "index page \(offset): entries out of order")
                 }

@@ -175,23 +175,8 @@ extension BinaryStore {
     /// One index page, checked as loading checks it (§7), cached beside the data pages.
     private func persistedPage(at offset: UInt64) throws(StoreError) -> [IndexEntry] {
         if case .indexPage(let entries)? = cache.get(offset) { return entries }
-        let (header, payload) = try Self.readPage(dataFile, at: offset, dataEnd: root.dataEnd)
-        guard header.kind == .index else { throw .corrupt(detail: "expected an index page at \(offset)") }
-        let entries: [IndexEntry]
-        do { entries = try IndexPageCodec.decodePage(payload, pageOffset: offset) } catch { throw Self.corrupt(error) }
+        let entries = try Self.checkedIndexPage(dataFile, at: offset, root: root, entityCount: catalog.entities.count)
         guard !entries.isEmpty else { throw .corrupt(detail: "index page \(offset) is empty") }
-        var previous: (UInt32, Int64)?
-        for entry in entries {
-            guard Int(entry.entityID) < catalog.entities.count, entry.primaryKey >= 1,
-                  entry.location & RecordLocation.logBit == 0,
-                  case .page(let pageOffset, _) = RecordLocation(raw: entry.location),
-                  pageOffset >= UInt64(BinaryStoreLayout.firstPageOffset), pageOffset < root.dataEnd
-            else { throw .corrupt(detail: "index page \(offset): an entry points outside the data") }
-            if let previous, previous >= (entry.entityID, entry.primaryKey) {
-                throw .corrupt(detail: "index page \(offset): entries out of order")
-            }
-            previous = (entry.entityID, entry.primaryKey)
-        }
         cache.put(offset, .indexPage(entries))
         return entries
     }

@@ -56,6 +56,27 @@ extension BinaryStore {
     }
 
     /// The bytes of the record at `location` and the range of the record in them.
+    /// The page a walk in location order read last, so that a run of records in one page looks
+    /// the page up once.
+    struct PageRun {
+        var offset = UInt64.max
+        var page: DataPage?
+    }
+
+    /// ``recordBytes(at:)`` for a walk in location order: a record in the same page as the one
+    /// before it reuses that page. Caller holds `rw`.
+    func recordBytes(at location: UInt64, run: inout PageRun) throws(StoreError) -> ([UInt8], Range<Int>) {
+        guard case .page(let pageOffset, let slot) = RecordLocation(raw: location) else { return try recordBytes(at: location) }
+        if pageOffset != run.offset {
+            run.page = try dataPage(at: pageOffset)
+            run.offset = pageOffset
+        }
+        guard let page = run.page, let found = page.range(of: slot) else {
+            throw .corrupt(detail: "data file offset \(pageOffset): the index points to slot \(slot) of a page with \(run.page?.count ?? 0) records")
+        }
+        return (page.payload, found)
+    }
+
     func recordBytes(at raw: UInt64) throws(StoreError) -> ([UInt8], Range<Int>) {
         switch RecordLocation(raw: raw) {
         case .page(let offset, let slot):

@@ -50,26 +50,12 @@ extension BinaryStore {
             let table = index.tables[entityID]
             let slots = catalog.entities[entityID].properties.map { compiled.keys.firstIndex(of: $0) ?? -1 }
             let candidates = try candidatePositions(compiled, entityID: entityID, table: table)
-            var lastPageOffset = UInt64.max
-            var lastPage: DataPage?
+            var run = PageRun()
             for step in 0..<(candidates?.count ?? table.keys.count) {
                 let position = candidates?[step] ?? step
                 let location = table.locations[position]
                 guard location != 0 else { continue }
-                let bytes: [UInt8]
-                let range: Range<Int>
-                if case .page(let pageOffset, let slot) = RecordLocation(raw: location) {
-                    if pageOffset != lastPageOffset {
-                        lastPage = try dataPage(at: pageOffset)
-                        lastPageOffset = pageOffset
-                    }
-                    guard let page = lastPage, let found = page.range(of: slot) else {
-                        throw .corrupt(detail: "data file offset \(pageOffset): the index points to slot \(slot) of a page with \(lastPage?.count ?? 0) records")
-                    }
-                    (bytes, range) = (page.payload, found)
-                } else {
-                    (bytes, range) = try recordBytes(at: location)
-                }
+                let (bytes, range) = try recordBytes(at: location, run: &run)
                 do {
                     if compiled.filter != nil || !inlineRows {
                         let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
