@@ -7,25 +7,56 @@ package struct UniquenessIndex: Sendable {
     package init() {}
 
     private struct Key: Hashable {
-        var declaringEntity: String
-        var constraint: [String]
+        /// The constraint's number in `constraints`.
+        var constraint: Int
         var values: [StoreValue]
     }
 
-    private var owners: [Key: StoreObjectID] = [:]
+    private struct Constraint: Hashable, Sendable {
+        var declaringEntity: String
+        var names: [String]
+    }
 
-    private func keys(for row: StoreRow, entities: [String: NSEntityDescription]) -> [Key] {
-        guard let entity = entities[row.objectID.entityName] else { return [] }
-        var keys: [Key] = []
+    private var owners: [Key: StoreObjectID] = [:]
+    /// Every constraint met so far, numbered, so that a key hashes a number instead of the
+    /// entity's and properties' names.
+    private var constraints: [Constraint] = []
+    private var constraintNumbers: [Constraint: Int] = [:]
+    /// Per entity name, the numbers of the constraints covering its rows (its own and its
+    /// superentities'): the model walk is done once per entity, not once per row.
+    private var plans: [String: [Int]] = [:]
+
+    private mutating func plan(for entityName: String, entities: [String: NSEntityDescription]) -> [Int] {
+        if let plan = plans[entityName] { return plan }
+        guard let entity = entities[entityName] else { return [] }
+        var plan: [Int] = []
         var current: NSEntityDescription? = entity
         var seen = Set<ObjectIdentifier>()
         while let declaring = current, seen.insert(ObjectIdentifier(declaring)).inserted {
-            for constraint in declaring.uniquenessConstraintNames where !constraint.isEmpty {
-                let values = constraint.map { row[$0] }
-                if values.contains(where: \.isNull) { continue }
-                keys.append(Key(declaringEntity: declaring.name ?? "", constraint: constraint, values: values))
+            for names in declaring.uniquenessConstraintNames where !names.isEmpty {
+                let constraint = Constraint(declaringEntity: declaring.name ?? "", names: names)
+                if let number = constraintNumbers[constraint] {
+                    plan.append(number)
+                } else {
+                    constraintNumbers[constraint] = constraints.count
+                    plan.append(constraints.count)
+                    constraints.append(constraint)
+                }
             }
             current = declaring.superentity
+        }
+        plans[entityName] = plan
+        return plan
+    }
+
+    private mutating func keys(for row: StoreRow, entities: [String: NSEntityDescription]) -> [Key] {
+        let plan = plan(for: row.objectID.entityName, entities: entities)
+        guard !plan.isEmpty else { return [] }
+        var keys: [Key] = []
+        for number in plan {
+            let values = constraints[number].names.map { row[$0] }
+            if values.contains(where: \.isNull) { continue }
+            keys.append(Key(constraint: number, values: values))
         }
         return keys
     }
@@ -41,8 +72,9 @@ package struct UniquenessIndex: Sendable {
         var conflicts: [StoreConstraintConflict] = []
         for key in keys(for: row, entities: entities) {
             if let owner = owners[key], owner != row.objectID {
+                let constraint = constraints[key.constraint]
                 conflicts.append(StoreConstraintConflict(
-                    entityName: key.declaringEntity, constraint: key.constraint, objectIDs: [owner, row.objectID]))
+                    entityName: constraint.declaringEntity, constraint: constraint.names, objectIDs: [owner, row.objectID]))
             } else {
                 owners[key] = row.objectID
             }

@@ -7,15 +7,38 @@ import Foundation
 ///
 /// Threading: immutable after creation; safe from any thread.
 public struct XMLStoreSchema: @unchecked Sendable {
-    private struct Property {
+    // Classes, not structs: a row's conversion hands these around per value, and a struct of
+    // several references costs a retain and release of each on every copy.
+    private final class Property {
         let name: String
         /// The property's slot in the entity's layout.
         let slot: Int
         let attribute: NSAttributeDescription?
         let relationship: NSRelationshipDescription?
+        /// The name as the file writes it (lower-cased, §8).
+        let writtenName: String
+        /// Where the property is in its entity's `properties`.
+        let position: Int
+        /// The attribute's type and the file's name for it, read once here instead of per value.
+        let attributeType: NSAttributeType
+        let typeName: String?
+
+        init(
+            name: String, slot: Int, attribute: NSAttributeDescription?, relationship: NSRelationshipDescription?,
+            writtenName: String, position: Int, attributeType: NSAttributeType, typeName: String?
+        ) {
+            self.name = name
+            self.slot = slot
+            self.attribute = attribute
+            self.relationship = relationship
+            self.writtenName = writtenName
+            self.position = position
+            self.attributeType = attributeType
+            self.typeName = typeName
+        }
     }
 
-    private struct Entity {
+    private final class Entity {
         let entity: NSEntityDescription
         let name: String
         let writtenName: String
@@ -25,6 +48,15 @@ public struct XMLStoreSchema: @unchecked Sendable {
         let byWrittenName: [String: Property]
         /// The model's layout of the entity: rows read are laid out in it.
         let layout: PropertyLayout
+
+        init(entity: NSEntityDescription, name: String, writtenName: String, properties: [Property], byWrittenName: [String: Property], layout: PropertyLayout) {
+            self.entity = entity
+            self.name = name
+            self.writtenName = writtenName
+            self.properties = properties
+            self.byWrittenName = byWrittenName
+            self.layout = layout
+        }
     }
 
     private let entities: [String: Entity]
@@ -48,11 +80,14 @@ public struct XMLStoreSchema: @unchecked Sendable {
             var byName: [String: Property] = [:]
             let layout = entity.propertyLayout
             for property in entity.properties where !property.isTransient {
-                let item = Property(
-                    name: property.name, slot: layout.slot(of: property.name) ?? -1, attribute: property as? NSAttributeDescription,
-                    relationship: property as? NSRelationshipDescription)
-                guard item.attribute != nil || item.relationship != nil else { continue }
+                let attribute = property as? NSAttributeDescription
                 let written = property.name.lowercased()
+                let attributeType = attribute?.attributeType ?? .undefinedAttributeType
+                let item = Property(
+                    name: property.name, slot: layout.slot(of: property.name) ?? -1, attribute: attribute,
+                    relationship: property as? NSRelationshipDescription, writtenName: written, position: properties.count,
+                    attributeType: attributeType, typeName: XMLValueText.typeName(attributeType))
+                guard item.attribute != nil || item.relationship != nil else { continue }
                 if let other = byName[written] {
                     throw XMLStoreError(line: 0, "entity '\(name)' has properties '\(other.name)' and '\(property.name)', which an XML store cannot tell apart (names are written lower-cased)")
                 }
@@ -126,26 +161,37 @@ public struct XMLStoreSchema: @unchecked Sendable {
         for object: XMLStoreObject, of entity: Entity, owners: [Int64: Entity], report: (XMLStoreError) throws(XMLStoreError) -> Void
     ) throws(XMLStoreError) -> StoreRow {
         var values: [StoreValue?] = .emptySlots(entity.layout.count)
+        // Files written by the store list attributes in the model's order: try the property
+        // after the last one matched before hashing the name.
+        var nextProperty = 0
         for attribute in object.attributes {
-            guard let property = entity.byWrittenName[attribute.name] ?? entity.byWrittenName[attribute.name.lowercased()],
-                  let description = property.attribute else {
+            let property: Property
+            if nextProperty < entity.properties.count, entity.properties[nextProperty].writtenName == attribute.name {
+                property = entity.properties[nextProperty]
+            } else if let named = entity.byWrittenName[attribute.name] ?? entity.byWrittenName[attribute.name.lowercased()] {
+                property = named
+            } else {
                 try report(XMLStoreError(line: attribute.line, "entity '\(entity.name)' has no attribute '\(attribute.name)'"))
                 continue
             }
-            guard XMLValueText.knownTypeNames.contains(attribute.type) else {
-                try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' has unknown type '\(attribute.type)'"))
+            nextProperty = property.position + 1
+            guard property.attribute != nil else {
+                try report(XMLStoreError(line: attribute.line, "entity '\(entity.name)' has no attribute '\(attribute.name)'"))
                 continue
             }
-            let expected = XMLValueText.typeName(description.attributeType)
-            guard attribute.type == expected else {
-                try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' of '\(entity.name)' is \(description.attributeType.xcodeName) in the model, but the file says '\(attribute.type)'"))
+            guard attribute.type == property.typeName else {
+                guard XMLValueText.knownTypeNames.contains(attribute.type) else {
+                    try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' has unknown type '\(attribute.type)'"))
+                    continue
+                }
+                try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' of '\(entity.name)' is \(property.attributeType.xcodeName) in the model, but the file says '\(attribute.type)'"))
                 continue
             }
             guard property.slot >= 0, values[property.slot] == nil else {
                 try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)' appears twice in object z\(object.id)"))
                 continue
             }
-            guard let value = XMLValueText.decode(attribute.text, isBase64: attribute.isBase64, as: description.attributeType) else {
+            guard let value = XMLValueText.decode(attribute.text, isBase64: attribute.isBase64, as: property.attributeType) else {
                 try report(XMLStoreError(line: attribute.line, "attribute '\(attribute.name)': '\(attribute.text.prefix(80))' is not a valid \(attribute.type)"))
                 continue
             }

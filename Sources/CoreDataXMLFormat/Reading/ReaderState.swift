@@ -41,6 +41,9 @@ struct ReaderState {
     private var metadata: [String: PropertyListValue]?
     private var metadataLine = 0
     private var object: XMLStoreObject?
+    /// How many attributes the previous object had: the next one reserves as many (objects of a
+    /// file mostly share an entity), so its array does not grow one step at a time.
+    private var previousAttributeCount = 0
     private var attribute: XMLStoreAttribute?
     /// The line each id was first seen on, to name both places of a duplicate.
     private var idLines: [Int64: Int] = [:]
@@ -73,6 +76,7 @@ struct ReaderState {
         case (.database?, "object"):
             guard info != nil else { throw XMLStoreError(line: line, "<object> before <databaseInfo>") }
             object = try Self.object(attributes, line: line)
+            object?.attributes.reserveCapacity(previousAttributeCount)
             if let id = object?.id {
                 if let first = idLines[id] {
                     throw XMLStoreError(line: line, "duplicate id z\(id) (first used on line \(first))")
@@ -159,7 +163,10 @@ struct ReaderState {
                 try addPlistValue(try Self.plistLeaf(leaf, content, line: line), line: line)
             }
         case .object:
-            if let object { objects.append(object) }
+            if let object {
+                previousAttributeCount = object.attributes.count
+                objects.append(object)
+            }
             object = nil
         case .attribute:
             if var attribute {
@@ -207,10 +214,21 @@ struct ReaderState {
 
     /// The number of an `id` or `idrefs` entry: `z` and a decimal number ≥ 1 (§5).
     static func idNumber(_ text: Substring) -> Int64? {
-        guard text.hasPrefix(XMLStoreLayout.idPrefix) else { return nil }
-        let digits = text.dropFirst(XMLStoreLayout.idPrefix.count)
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int64(digits),
-              number >= 1, number <= XMLStoreLayout.largestObjectNumber else { return nil }
+        // Byte by byte: this runs once per object of the file, and Character-level checks
+        // (grapheme breaking, Unicode `isNumber`) cost more than the rest of the object's start.
+        let prefix = XMLStoreLayout.idPrefix.utf8
+        let bytes = text.utf8
+        guard bytes.starts(with: prefix) else { return nil }
+        var number: Int64 = 0
+        var digitCount = 0
+        for byte in bytes.dropFirst(prefix.count) {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            // Stop before the value could pass the limit, so the arithmetic never overflows.
+            guard number <= XMLStoreLayout.largestObjectNumber / 10 else { return nil }
+            number = number * 10 + Int64(byte - UInt8(ascii: "0"))
+            digitCount += 1
+        }
+        guard digitCount > 0, number >= 1, number <= XMLStoreLayout.largestObjectNumber else { return nil }
         return number
     }
 
