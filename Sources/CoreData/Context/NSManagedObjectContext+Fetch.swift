@@ -184,9 +184,13 @@ extension NSManagedObjectContext {
             switch result {
             case .rows(let rows):
                 progress?.expect(rows.count)
+                objects.reserveCapacity(objects.count + rows.count)
+                // Only into an empty registry: a refetch of registered objects must not double it.
+                if registered.count == 0 { registered.reserveCapacity(rows.count) }
+                var entities = EntityLookup(store: store)
                 for row in rows {
                     try progress?.checkCancelled()
-                    objects.append(try register(row, store: store, asFault: request.returnsObjectsAsFaults))
+                    objects.append(try register(row, store: store, entities: &entities, asFault: request.returnsObjectsAsFaults))
                     progress?.advance()
                 }
             case .objectIDs(let ids):
@@ -256,9 +260,28 @@ extension NSManagedObjectContext {
     /// The context's object for a fetched row: the registered one if any, else a new one.
     /// A registered fault gets the row's values: cached for later, or filled in at once when the
     /// request does not want faults.
-    private func register(_ row: StoreRow, store: NSPersistentStore, asFault: Bool) throws -> NSManagedObject {
+    /// The entities of a fetch's rows by name, remembering the last one: a fetch's rows are
+    /// mostly of one entity, and comparing a name costs less than hashing it.
+    private struct EntityLookup {
+        let entitiesByName: [String: NSEntityDescription]
+        var last: NSEntityDescription?
+        var lastName = ""
+
+        init(store: NSPersistentStore) {
+            entitiesByName = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName ?? [:]
+        }
+
+        mutating func entity(named name: String) -> NSEntityDescription? {
+            if let last, name == lastName { return last }
+            last = entitiesByName[name]
+            lastName = name
+            return last
+        }
+    }
+
+    private func register(_ row: StoreRow, store: NSPersistentStore, entities: inout EntityLookup, asFault: Bool) throws -> NSManagedObject {
         // Rows come from files; a row of an entity the model lacks is damage, reported, not trapped.
-        guard let entity = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName[row.objectID.entityName] else {
+        guard let entity = entities.entity(named: row.objectID.entityName) else {
             throw unknownEntity(row.objectID, store: store)
         }
         let objectID = NSManagedObjectID(entity: entity, store: store, storeID: row.objectID)

@@ -27,6 +27,11 @@ struct RegisteredObjects: ExpressibleByDictionaryLiteral {
         set { table[IDKey(id: id)] = newValue }
     }
 
+    var count: Int { table.count }
+
+    /// Makes room for `capacity` objects, so a large fetch does not rehash as it registers.
+    mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
+
     /// The IDs, in no particular order.
     var keys: [NSManagedObjectID] { table.keys.map(\.id) }
 

@@ -35,7 +35,7 @@ struct AttributeSlots {
         if table.traits.count > 64 {
             isBlank = false
             values = .emptySlots(table.traits.count)
-            for slot in 64..<table.traits.count { values[slot] = table.traits[slot].defaultValue }
+            for slot in 64..<table.traits.count { values[slot] = table.defaultValues[slot] }
         }
     }
 
@@ -66,8 +66,8 @@ struct AttributeSlots {
                 // A value type read from the row is converted on every read instead of kept:
                 // the object then holds only its row until something is set. Transformed
                 // values are kept, so that each read gives the same object.
-                if values.isEmpty, let source, let attribute = table.attributes[slot], attribute.attributeType != .transformableAttributeType {
-                    return Self.objectValue(source[slot: slot], attribute)
+                if values.isEmpty, table.convertedOnReadSlots & (1 << UInt64(slot)) != 0, let source {
+                    return source.slots[slot]?.attributeValue(as: table.traits[slot].attributeType ?? .undefinedAttributeType)
                 }
                 load(slot)
             }
@@ -99,6 +99,17 @@ struct AttributeSlots {
     /// Takes every non-transient attribute from `row`; converted on first read. Transient
     /// attributes become `nil`, as Apple's are after a fetch.
     mutating func load(from row: StoreRow) {
+        if row.layout === layout, table.traits.count <= 64 {
+            // The common case, a row of this very entity: only the pending mask to compute.
+            removeAll()
+            var present: UInt64 = 0
+            row.slots.withUnsafeBufferPointer { slots in
+                for slot in slots.indices { if case .some = slots[slot] { present |= 1 << UInt64(slot) } }
+            }
+            pending = present & table.storedAttributeSlots
+            source = row
+            return
+        }
         let laidOut = row.layout.extends(layout) ? row : row.relaid(as: layout)
         removeAll()
         source = laidOut
@@ -120,7 +131,7 @@ struct AttributeSlots {
         isBlank = false
         allocateValues()
         guard let source else {
-            values[slot] = table.traits[slot].defaultValue
+            values[slot] = table.defaultValues[slot]
             return
         }
         guard let attribute = table.attributes[slot] else { return }

@@ -6,6 +6,9 @@ import Foundation
 /// A property's getters are class-property reads with exclusivity checks; reading five of them
 /// per value per save cost more than the value's conversion. Hot paths read this table instead.
 ///
+/// Plain bits only (the default value lives in ``EntitySlotTable/defaultValues``): reading one
+/// field of an element then copies no existential.
+///
 /// Threading: immutable once made; part of the entity's frozen state.
 package struct SlotTraits {
     /// The attribute's type; `nil` at a relationship's slot.
@@ -16,20 +19,15 @@ package struct SlotTraits {
     /// rules, custom validation predicates, a transformable or transient attribute, or a
     /// relationship.
     package let needsFullValidation: Bool
-    /// The attribute's default value (`nil` when it has none or the slot is a relationship).
-    package let defaultValue: Any?
-
     package init(_ property: NSPropertyDescription) {
         isTransient = property.isTransient
         isOptional = property.isOptional
         if let attribute = property as? NSAttributeDescription {
             attributeType = attribute.attributeType
-            defaultValue = attribute.defaultValue
             needsFullValidation = isTransient || attribute.attributeType == .transformableAttributeType
                 || !attribute.validationRules.isEmpty || !attribute.customValidationPredicates.isEmpty
         } else {
             attributeType = nil
-            defaultValue = nil
             needsFullValidation = true
         }
     }
@@ -51,15 +49,32 @@ package final class EntitySlotTable: @unchecked Sendable {
     /// The attribute at each slot, `nil` at a relationship's slot.
     package let attributes: [NSAttributeDescription?]
     package let traits: [SlotTraits]
+    /// Each slot's default value (`nil` when it has none or the slot is a relationship).
+    package let defaultValues: [Any?]
     /// Bit `i` set: slot `i` (below 64) has a default value.
     package let defaultSlots: UInt64
+    /// Bit `i` set: slot `i` (below 64) is a non-transient attribute, a value a fetched row holds.
+    package let storedAttributeSlots: UInt64
+    /// Bit `i` set: slot `i` (below 64) is a non-transformable attribute, whose value converts from
+    /// the row on each read instead of being kept.
+    package let convertedOnReadSlots: UInt64
 
     package init(layout: PropertyLayout, properties: [NSPropertyDescription]) {
         self.layout = layout
         attributes = properties.map { $0 as? NSAttributeDescription }
         traits = properties.map { SlotTraits($0) }
+        defaultValues = properties.map { ($0 as? NSAttributeDescription)?.defaultValue }
         var defaults: UInt64 = 0
-        for (slot, traits) in traits.enumerated() where slot < 64 && traits.defaultValue != nil { defaults |= 1 << UInt64(slot) }
+        for (slot, value) in defaultValues.enumerated() where slot < 64 && value != nil { defaults |= 1 << UInt64(slot) }
         defaultSlots = defaults
+        var stored: UInt64 = 0
+        var converted: UInt64 = 0
+        for (slot, traits) in traits.enumerated() where slot < 64 {
+            guard let type = traits.attributeType else { continue }
+            if !traits.isTransient { stored |= 1 << UInt64(slot) }
+            if type != .transformableAttributeType { converted |= 1 << UInt64(slot) }
+        }
+        storedAttributeSlots = stored
+        convertedOnReadSlots = converted
     }
 }
