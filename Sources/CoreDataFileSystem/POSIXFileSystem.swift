@@ -63,20 +63,26 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
 
     func read(at offset: UInt64, count: Int) throws(StoreIOError) -> [UInt8] {
         guard count > 0 else { return [] }
-        var buffer = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+        // Uninitialised capacity: zero-filling a buffer the read overwrites cost as much as a
+        // small page's copy out of the kernel.
+        var failure: StoreIOError?
+        let buffer = [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
+            initialized = 0
+            guard let base = raw.baseAddress else { return }
+            var done = 0
+            while done < count {
+                let n = pread(fd, base + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = POSIXFileSystem.error("read", path)
+                    break
+                }
+                if n == 0 { break }
+                done += n
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw POSIXFileSystem.error("read", path)
-            }
-            if n == 0 { break }
-            done += n
+            initialized = done
         }
-        if done < count { buffer.removeSubrange(done...) }
+        if let failure { throw failure }
         return buffer
     }
 

@@ -76,4 +76,34 @@ final class GoldenStoreTests: XCTestCase {
         try store.close()
         XCTAssertEqual(try Data(contentsOf: copy), try Data(contentsOf: Self.fixture), "a read-only open changed the file")
     }
+
+    /// The fixture was written with 64 KiB pages: a checkpoint keeps its header's page size, and
+    /// compaction rewrites it at today's target size, with every row as it was.
+    func testGoldenFixtureCompactsToTodaysPageSize() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("golden-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("golden.store")
+        try FileManager.default.copyItem(at: Self.fixture, to: copy)
+        try FileManager.default.copyItem(atPath: Self.fixture.path + "-wal", toPath: copy.path + "-wal")
+        func pageSize() throws -> UInt32 { try FileHeader(decoding: [UInt8](try Data(contentsOf: copy).prefix(64))).pageSize }
+        XCTAssertEqual(try pageSize(), 65_536)
+
+        var store = try BinaryStore(path: copy.path, model: BinaryTestModel.model, metadata: StoreMetadata())
+        try store.checkpoint()
+        XCTAssertEqual(try pageSize(), 65_536, "a checkpoint keeps the header's page size")
+        try store.compact()
+        XCTAssertEqual(try pageSize(), UInt32(BinaryStoreLayout.targetPageSize))
+        try store.close()
+
+        store = try BinaryStore(path: copy.path, model: BinaryTestModel.model, metadata: StoreMetadata())
+        for row in Self.expectedRows() {
+            XCTAssertEqual(try store.row(for: row.objectID), row)
+        }
+        XCTAssertNil(try store.row(for: StoreObjectID(entityName: "Item", primaryKey: 2)))
+        XCTAssertEqual(try store.objectCounts(), ["Owner": 1, "Item": 4, "Tag": 2])
+        let verification = try store.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try store.close()
+    }
 }

@@ -5,7 +5,7 @@ public enum BinaryStoreLayout {
     /// §2: the format version this code writes and reads.
     public static let formatVersion: UInt32 = 1
     /// §2, §5: data pages are filled up to this many decoded bytes.
-    public static let targetPageSize = 65_536
+    public static let targetPageSize = 16_384
     /// §2: the file header's size.
     public static let headerSize = 64
     /// §3: where the two root slots are.

@@ -41,10 +41,16 @@ public struct DataPage: Sendable {
 
 /// Packs records into data-page payloads of about the target page size.
 public struct DataPageBuilder {
-    private var records = ByteWriter(capacity: BinaryStoreLayout.targetPageSize)
+    /// Pages are filled up to this many decoded bytes: the file header's target page size (§2).
+    public let targetPageSize: Int
+    private var records: ByteWriter
     private var offsets: [Int] = []
 
-    public init() {}
+    /// A builder filling pages up to `targetPageSize` decoded bytes (the file header's value).
+    public init(targetPageSize: Int = BinaryStoreLayout.targetPageSize) {
+        self.targetPageSize = targetPageSize
+        records = ByteWriter(capacity: targetPageSize)
+    }
 
     public var isEmpty: Bool { offsets.isEmpty }
     public var count: Int { offsets.count }
@@ -53,7 +59,7 @@ public struct DataPageBuilder {
     public func isFull(adding length: Int) -> Bool {
         guard !offsets.isEmpty else { return false }
         return offsets.count >= BinaryStoreLayout.maximumRecordsPerPage
-            || 4 + 4 * (offsets.count + 1) + records.count + length > BinaryStoreLayout.targetPageSize
+            || 4 + 4 * (offsets.count + 1) + records.count + length > targetPageSize
     }
 
     /// Adds one encoded record; returns its slot.
@@ -78,7 +84,7 @@ public struct DataPageBuilder {
         let base = 4 + 4 * offsets.count
         for offset in offsets { writer.uint32(UInt32(base + offset)) }
         writer.append(records.bytes)
-        self = DataPageBuilder()
+        self = DataPageBuilder(targetPageSize: targetPageSize)
         return writer.bytes
     }
 }

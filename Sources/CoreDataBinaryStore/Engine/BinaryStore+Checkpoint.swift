@@ -43,7 +43,7 @@ extension BinaryStore {
         // 1. The log's records, in object-ID order, into data pages.
         var newIndex = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
         if hasLog {
-            var builder = DataPageBuilder()
+            var builder = DataPageBuilder(targetPageSize: Int(header.pageSize))
             var pending: [(entityID: Int, key: Int64, slot: Int)] = []
             var relocated: [(entityID: Int, key: Int64, page: Int, slot: Int)] = []
             func emit() throws(StoreError) {

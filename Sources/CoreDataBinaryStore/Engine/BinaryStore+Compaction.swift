@@ -34,7 +34,11 @@ extension BinaryStore {
         let temporary = path + "-compact"
         let generation = root.generation + 1
         let current = try rw.withReadLock { () throws(StoreError) -> (ObjectIndex, Catalog, StoreMetadata) in (try loadedIndex(), catalog, metadataValue) }
-        var prefix = header.encoded()
+        // Compaction rewrites every page, so it writes them at today's target size (§2, §10): a
+        // store made with larger pages gets the smaller ones that point reads want.
+        var compactedHeader = header
+        compactedHeader.pageSize = UInt32(BinaryStoreLayout.targetPageSize)
+        var prefix = compactedHeader.encoded()
         prefix.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - prefix.count))
         let file: any StoreFile
         do {
@@ -48,7 +52,7 @@ extension BinaryStore {
         // Pages are encoded on every core; a page's offset is known once its batch is encoded.
         var writer = PageBatchWriter(file: file, generation: generation, at: 0, prefix: prefix)
         var newIndex = ObjectIndex()
-        var builder = DataPageBuilder()
+        var builder = DataPageBuilder(targetPageSize: Int(compactedHeader.pageSize))
         var pending: [(entityID: Int, key: Int64, slot: Int)] = []
         var placed: [(entityID: Int, key: Int64, page: Int, slot: Int)] = []
         func emit() throws(StoreError) {
@@ -122,6 +126,7 @@ extension BinaryStore {
         let old = rw.withWriteLock { () -> any StoreFile in
             let old = dataFile
             dataFile = file
+            header = compactedHeader
             replaceIndex(newIndex)
             root = newRoot
             activeSlot = 0

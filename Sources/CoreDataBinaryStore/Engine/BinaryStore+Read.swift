@@ -23,12 +23,23 @@ extension BinaryStore {
             throw .corrupt(detail: "data file offset \(offset): a page reference points outside the pages (they end at \(dataEnd))")
         }
         do {
-            let head = try file.read(at: offset, count: BinaryStoreLayout.pageHeaderSize)
-            let header = try PageHeader(decoding: head, at: offset)
+            // One read for most pages: the header and as many bytes as a compressed page of the
+            // target size usually takes (a page cannot run past the data end, so neither does the
+            // read); a longer page reads its tail with a second call.
+            let guess = UInt64(BinaryStoreLayout.pageHeaderSize + BinaryStoreLayout.targetPageSize * 3 / 4)
+            var page = try file.read(at: offset, count: Int(min(guess, dataEnd - offset)))
+            guard page.count >= BinaryStoreLayout.pageHeaderSize else {
+                throw BinaryFormatError("data file offset \(offset)", "the page header is cut short")
+            }
+            let header = try PageHeader(decoding: Array(page[0..<BinaryStoreLayout.pageHeaderSize]), at: offset)
             guard offset + UInt64(header.totalLength) <= dataEnd else {
                 throw BinaryFormatError("data file offset \(offset) (\(header.kind))", "the page runs past the end of the data (\(dataEnd))")
             }
-            let page = try file.read(at: offset, count: header.totalLength)
+            if page.count < header.totalLength {
+                page.append(contentsOf: try file.read(at: offset + UInt64(page.count), count: header.totalLength - page.count))
+            } else if page.count > header.totalLength {
+                page.removeLast(page.count - header.totalLength)
+            }
             return (header, try PageCodec.decodePayload(header, page: page, at: offset))
         } catch let error as StoreIOError {
             throw ioError(error)
