@@ -29,11 +29,18 @@ public struct Catalog: Sendable, Equatable {
 
     public private(set) var entities: [Entity] = []
     private var ids: [String: Int] = [:]
+    /// The entity names by ID: most models have a handful of entities, and comparing a short
+    /// name with each costs less than hashing it (every point lookup asks).
+    private var names: [String] = []
 
     public init() {}
 
     /// The ID of an entity, or `nil` when the catalog does not name it.
-    public func entityID(of name: String) -> Int? { ids[name] }
+    public func entityID(of name: String) -> Int? {
+        guard names.count <= 8 else { return ids[name] }
+        for id in names.indices where names[id] == name { return id }
+        return nil
+    }
 
     /// Adds an entity and properties the catalog does not yet name; returns whether it changed.
     @discardableResult
@@ -45,6 +52,7 @@ public struct Catalog: Sendable, Equatable {
         } else {
             id = entities.count
             ids[name] = id
+            names.append(name)
             entities.append(Entity(name: name))
             changed = true
         }

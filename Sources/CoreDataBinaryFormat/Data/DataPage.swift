@@ -1,8 +1,11 @@
 /// The decoded payload of a data page (Formats/binary-store.md §5): a slot table and records.
+///
+/// The slot table is checked once, when the page is made, and then read in place: a cached page
+/// costs its payload and nothing more, so more pages fit the cache's bound.
 public struct DataPage: Sendable {
     public let payload: [UInt8]
-    /// Each record's start in ``payload``; the record ends where the next starts.
-    public let offsets: [Int]
+    /// The number of records (slots).
+    public let count: Int
 
     /// Splits a decoded payload into records, checking the slot table.
     ///
@@ -14,28 +17,29 @@ public struct DataPage: Sendable {
         guard count >= 1, count <= BinaryStoreLayout.maximumRecordsPerPage, 4 + 4 * count <= payload.count else {
             throw BinaryFormatError(location, "record count \(count) does not fit the page")
         }
-        var offsets: [Int] = []
-        offsets.reserveCapacity(count)
         var previous = 4 + 4 * count
         for slot in 0..<count {
             let offset = Int(try reader.uint32("record offset"))
             guard offset >= previous, offset < payload.count else {
                 throw BinaryFormatError(location, "slot \(slot) points to \(offset), outside the records")
             }
-            offsets.append(offset)
             previous = offset + 1
         }
         self.payload = payload
-        self.offsets = offsets
+        self.count = count
     }
 
-    public var count: Int { offsets.count }
+    /// The start of the record in `slot` (checked at init: increasing, inside the payload).
+    @inline(__always)
+    private func offset(_ slot: Int) -> Int {
+        payload.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self))) }
+    }
 
     /// The byte range of the record in `slot`.
     public func range(of slot: Int) -> Range<Int>? {
-        guard slot >= 0, slot < offsets.count else { return nil }
-        let end = slot + 1 < offsets.count ? offsets[slot + 1] : payload.count
-        return offsets[slot]..<end
+        guard slot >= 0, slot < count else { return nil }
+        let end = slot + 1 < count ? offset(slot + 1) : payload.count
+        return offset(slot)..<end
     }
 }
 

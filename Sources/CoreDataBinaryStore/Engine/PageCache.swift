@@ -15,7 +15,7 @@ final class PageCache: @unchecked Sendable {
 
         var cost: Int {
             switch self {
-            case .dataPage(let page): return page.payload.count + 8 * page.offsets.count + 64
+            case .dataPage(let page): return page.payload.count + 64
             case .logBlock(let bytes): return bytes.count + 64
             case .indexPage(let entries): return MemoryLayout<IndexEntry>.stride * entries.count + 64
             }
@@ -28,22 +28,80 @@ final class PageCache: @unchecked Sendable {
         var referenced: Bool
     }
 
+    /// The cache's state in one stored property, so that each call makes one exclusive access to
+    /// the class instead of one per field (each is a runtime check).
+    private struct Table {
+        let capacity: Int
+        var slots: [Slot] = []
+        var positions: [UInt64: Int] = [:]
+        var hand = 0
+        var used = 0
+
+        mutating func get(_ key: UInt64) -> Entry? {
+            guard let position = positions[key] else { return nil }
+            slots[position].referenced = true
+            return slots[position].entry
+        }
+
+        mutating func put(_ key: UInt64, _ entry: Entry, cost: Int) {
+            if let position = positions[key] {
+                used += cost - slots[position].entry.cost
+                slots[position].entry = entry
+                return
+            }
+            while used + cost > capacity, !slots.isEmpty { evictOne() }
+            positions[key] = slots.count
+            slots.append(Slot(key: key, entry: entry, referenced: false))
+            used += cost
+        }
+
+        private mutating func evictOne() {
+            while true {
+                if hand >= slots.count { hand = 0 }
+                if slots[hand].referenced {
+                    slots[hand].referenced = false
+                    hand += 1
+                    continue
+                }
+                let victim = slots[hand]
+                used -= victim.entry.cost
+                positions[victim.key] = nil
+                let last = slots.count - 1
+                if hand != last {
+                    slots[hand] = slots[last]
+                    positions[slots[hand].key] = hand
+                }
+                slots.removeLast()
+                return
+            }
+        }
+
+        mutating func removeAll(where predicate: (UInt64) -> Bool) {
+            slots = slots.filter { !predicate($0.key) }
+            positions = [:]
+            used = 0
+            for (index, slot) in slots.enumerated() {
+                positions[slot.key] = index
+                used += slot.entry.cost
+            }
+            hand = 0
+        }
+    }
+
     private let lock = NSLock()
     private let capacity: Int
-    private var slots: [Slot] = []
-    private var positions: [UInt64: Int] = [:]
-    private var hand = 0
-    private var used = 0
+    private var table: Table
 
     /// - Parameter capacity: the most bytes of decoded pages to keep.
-    init(capacity: Int) { self.capacity = max(0, capacity) }
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+        table = Table(capacity: self.capacity)
+    }
 
     func get(_ key: UInt64) -> Entry? {
         lock.lock()
         defer { lock.unlock() }
-        guard let position = positions[key] else { return nil }
-        slots[position].referenced = true
-        return slots[position].entry
+        return table.get(key)
     }
 
     func put(_ key: UInt64, _ entry: Entry) {
@@ -51,50 +109,13 @@ final class PageCache: @unchecked Sendable {
         guard cost <= capacity else { return }
         lock.lock()
         defer { lock.unlock() }
-        if let position = positions[key] {
-            used += cost - slots[position].entry.cost
-            slots[position].entry = entry
-            return
-        }
-        while used + cost > capacity, !slots.isEmpty { evictOne() }
-        positions[key] = slots.count
-        slots.append(Slot(key: key, entry: entry, referenced: false))
-        used += cost
-    }
-
-    private func evictOne() {
-        while true {
-            if hand >= slots.count { hand = 0 }
-            if slots[hand].referenced {
-                slots[hand].referenced = false
-                hand += 1
-                continue
-            }
-            let victim = slots[hand]
-            used -= victim.entry.cost
-            positions[victim.key] = nil
-            let last = slots.count - 1
-            if hand != last {
-                slots[hand] = slots[last]
-                positions[slots[hand].key] = hand
-            }
-            slots.removeLast()
-            return
-        }
+        table.put(key, entry, cost: cost)
     }
 
     /// Drops every entry whose key matches, e.g. all log blocks when the log starts over.
     func removeAll(where predicate: (UInt64) -> Bool) {
         lock.lock()
         defer { lock.unlock() }
-        let kept = slots.filter { !predicate($0.key) }
-        slots = kept
-        positions = [:]
-        used = 0
-        for (index, slot) in slots.enumerated() {
-            positions[slot.key] = index
-            used += slot.entry.cost
-        }
-        hand = 0
+        table.removeAll(where: predicate)
     }
 }
