@@ -28,19 +28,19 @@ public enum PageCompression {
     public static func compress(_ input: [UInt8]) throws(Error) -> [UInt8] {
         guard input.count <= maximumInputLength else { throw .lengthOutOfRange(input.count) }
         let bound = Int(LZ4_compressBound(Int32(input.count)))
-        var output = [UInt8](repeating: 0, count: bound)
-        let written = input.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { target in
+        // Uninitialised: LZ4 writes what it returns, and zero-filling the bound first cost as much
+        // as a small page's compression.
+        return [UInt8](unsafeUninitializedCapacity: bound) { output, initialized in
+            let written = input.withUnsafeBufferPointer { source in
                 source.withMemoryRebound(to: CChar.self) { src in
-                    target.withMemoryRebound(to: CChar.self) { dst in
+                    output.withMemoryRebound(to: CChar.self) { dst in
                         LZ4_compress_default(src.baseAddress, dst.baseAddress, Int32(input.count), Int32(bound))
                     }
                 }
             }
+            // LZ4 cannot fail when the output has compressBound bytes.
+            initialized = Int(max(0, written))
         }
-        // LZ4_compress_default cannot fail when the output has compressBound bytes.
-        output.removeSubrange(Int(max(0, written))...)
-        return output
     }
 
     /// Decompresses one LZ4 block that must decode to exactly `length` bytes.
@@ -50,15 +50,18 @@ public enum PageCompression {
     public static func decompress(_ block: [UInt8], length: Int) throws(Error) -> [UInt8] {
         guard length >= 0, length <= maximumInputLength else { throw .lengthOutOfRange(length) }
         guard block.count <= Int(Int32.max) else { throw .lengthOutOfRange(block.count) }
-        var output = [UInt8](repeating: 0, count: length)
-        let decoded = block.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { target in
+        // Uninitialised, as for compression: LZ4 writes the bytes it reports, and only those are
+        // kept; a block that decodes to any other length is refused below.
+        var decoded: Int32 = -1
+        let output = [UInt8](unsafeUninitializedCapacity: length) { target, initialized in
+            decoded = block.withUnsafeBufferPointer { source in
                 source.withMemoryRebound(to: CChar.self) { src in
                     target.withMemoryRebound(to: CChar.self) { dst in
                         LZ4_decompress_safe(src.baseAddress, dst.baseAddress, Int32(block.count), Int32(length))
                     }
                 }
             }
+            initialized = Int(max(0, min(decoded, Int32(length))))
         }
         guard decoded == Int32(length) else { throw .corrupt(expectedLength: length) }
         return output
