@@ -35,85 +35,40 @@ extension BinaryStore {
             if truncatingLog, (try? logFile.size()).map({ $0 > UInt64(LogLayout.headerSize) }) == true { try truncateLog(logFile) }
             return
         }
-        let hasLog = true
         let generation = root.generation + 1
         // Pages are encoded on every core; a page's offset is known once its batch is encoded.
         var writer = PageBatchWriter(file: dataFile, generation: generation, at: root.dataEnd)
 
         // 1. The log's records, in object-ID order, into data pages.
         var newIndex = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
-        if hasLog {
-            var builder = DataPageBuilder(targetPageSize: Int(header.pageSize))
-            var pending: [(entityID: Int, key: Int64, slot: Int)] = []
-            var relocated: [(entityID: Int, key: Int64, page: Int, slot: Int)] = []
-            func emit() throws(StoreError) {
-                guard !builder.isEmpty else { return }
-                let page = try writer.add(.data, builder.finish())
-                for item in pending { relocated.append((item.entityID, item.key, page, item.slot)) }
-                pending.removeAll(keepingCapacity: true)
-            }
-            var window = LogWindow(file: logFile)
-            let tombstones = rw.withReadLock { logTombstones }.sorted { ($0.entityID, $0.key) < ($1.entityID, $1.key) }
-            var counter = ProgressCounter(
-                total: progress == nil ? 0 : tombstones.count + newIndex.tables.reduce(0) { $0 + $1.locations.count { $0 & RecordLocation.logBit != 0 } },
-                report: progress)
-            func copy(_ location: UInt64, entityID: Int, key: Int64, relocate: Bool) throws(StoreError) {
-                counter.step()
-                let (bytes, range) = try window.recordBody(at: location & ~RecordLocation.logBit)
-                if builder.isFull(adding: range.count) { try emit() }
-                let slot = builder.add(bytes[range])
-                if relocate { pending.append((entityID, key, slot)) }
-            }
-            for (entityID, table) in newIndex.tables.enumerated() {
-                for position in table.keys.indices {
-                    let location = table.locations[position]
-                    guard location & RecordLocation.logBit != 0 else { continue }
-                    try copy(location, entityID: entityID, key: table.keys[position], relocate: true)
-                }
-            }
-            for tombstone in tombstones {
-                try copy(tombstone.location, entityID: tombstone.entityID, key: tombstone.key, relocate: false)
-            }
-            try emit()
-            try writer.encodeQueued()
-            counter.finish()
-            for item in relocated {
-                newIndex.set(entityID: item.entityID, key: item.key, location: RecordLocation.page(offset: writer.offset(of: item.page), slot: item.slot).raw)
+        var packer = DataPagePacker(targetPageSize: Int(header.pageSize))
+        var window = LogWindow(file: logFile)
+        let tombstones = rw.withReadLock { logTombstones }.sorted { ($0.entityID, $0.key) < ($1.entityID, $1.key) }
+        var counter = ProgressCounter(
+            total: progress == nil ? 0 : tombstones.count + newIndex.tables.reduce(0) { $0 + $1.locations.count { $0 & RecordLocation.logBit != 0 } },
+            report: progress)
+        func copy(_ location: UInt64, entityID: Int, key: Int64, relocate: Bool) throws(StoreError) {
+            counter.step()
+            let (bytes, range) = try window.recordBody(at: location & ~RecordLocation.logBit)
+            try packer.add(bytes[range], entityID: entityID, key: key, indexed: relocate, to: &writer)
+        }
+        for (entityID, table) in newIndex.tables.enumerated() {
+            for position in table.keys.indices {
+                let location = table.locations[position]
+                guard location & RecordLocation.logBit != 0 else { continue }
+                try copy(location, entityID: entityID, key: table.keys[position], relocate: true)
             }
         }
+        for tombstone in tombstones {
+            try copy(tombstone.location, entityID: tombstone.entityID, key: tombstone.key, relocate: false)
+        }
+        try packer.finish(to: &writer, into: &newIndex)
+        counter.finish()
         newIndex.compact()
 
         // 2. Index pages, directory, catalog, metadata.
-        var indexPages: [Int] = []
-        var entries: [IndexEntry] = []
-        var total: UInt64 = 0
-        entries.reserveCapacity(BinaryStoreLayout.indexEntriesPerPage)
-        for (entityID, table) in newIndex.tables.enumerated() {
-            for position in table.keys.indices {
-                entries.append(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
-                if entries.count == BinaryStoreLayout.indexEntriesPerPage {
-                    indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(entries[...])))
-                    total += UInt64(entries.count)
-                    entries.removeAll(keepingCapacity: true)
-                }
-            }
-        }
-        if !entries.isEmpty {
-            indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(entries[...])))
-            total += UInt64(entries.count)
-        }
-        try writer.encodeQueued()
-        let directoryPage = indexPages.isEmpty ? nil : try writer.add(
-            .indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages.map { writer.offset(of: $0) }, totalEntries: total))
-        var (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
-        keyLock.lock()
-        for (name, key) in nextKeys { currentCatalog.setNextPrimaryKey(key, of: name) }
-        keyLock.unlock()
-        let catalogPage = try writer.add(.catalog, currentCatalog.encoded())
-        let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(currentMetadata))
-        try writer.finish()
-        let directory = directoryPage.map { writer.offset(of: $0) } ?? 0
-        let (catalogOffset, metadataOffset, written) = (writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end)
+        let (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
+        let (directory, catalogOffset, metadataOffset, written) = try writeIndexAndState(newIndex, catalog: currentCatalog, metadata: currentMetadata, to: &writer)
 
         // 3–4. Sync the pages, then publish them through the inactive root slot.
         let newRoot = RootSlot(
@@ -143,6 +98,42 @@ extension BinaryStore {
         resetSyncedLogEnd()
         pendingBatches.removeAll()
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true { try truncateLog(logFile) }
+    }
+
+    /// Appends the pages that follow the data pages (§7–§8): `index` in index pages and their
+    /// directory, then `catalog` with the next primary keys handed out so far, then `metadata`;
+    /// writes everything queued and returns where each went and the new data end.
+    func writeIndexAndState(
+        _ index: ObjectIndex, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
+    ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64) {
+        var indexPages: [Int] = []
+        var entries: [IndexEntry] = []
+        var total: UInt64 = 0
+        entries.reserveCapacity(BinaryStoreLayout.indexEntriesPerPage)
+        func flushEntries() throws(StoreError) {
+            guard !entries.isEmpty else { return }
+            indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(entries[...])))
+            total += UInt64(entries.count)
+            entries.removeAll(keepingCapacity: true)
+        }
+        for (entityID, table) in index.tables.enumerated() {
+            for position in table.keys.indices {
+                entries.append(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
+                if entries.count == BinaryStoreLayout.indexEntriesPerPage { try flushEntries() }
+            }
+        }
+        try flushEntries()
+        try writer.encodeQueued()
+        let directoryPage = indexPages.isEmpty ? nil : try writer.add(
+            .indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages.map { writer.offset(of: $0) }, totalEntries: total))
+        var catalog = catalog
+        keyLock.lock()
+        for (name, key) in nextKeys { catalog.setNextPrimaryKey(key, of: name) }
+        keyLock.unlock()
+        let catalogPage = try writer.add(.catalog, catalog.encoded())
+        let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(metadata))
+        try writer.finish()
+        return (directoryPage.map { writer.offset(of: $0) } ?? 0, writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end)
     }
 
     /// Cuts the log back to its header and syncs it: its frames are all in the data file, or

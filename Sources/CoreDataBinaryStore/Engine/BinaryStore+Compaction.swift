@@ -52,15 +52,7 @@ extension BinaryStore {
         // Pages are encoded on every core; a page's offset is known once its batch is encoded.
         var writer = PageBatchWriter(file: file, generation: generation, at: 0, prefix: prefix)
         var newIndex = ObjectIndex()
-        var builder = DataPageBuilder(targetPageSize: Int(compactedHeader.pageSize))
-        var pending: [(entityID: Int, key: Int64, slot: Int)] = []
-        var placed: [(entityID: Int, key: Int64, page: Int, slot: Int)] = []
-        func emit() throws(StoreError) {
-            guard !builder.isEmpty else { return }
-            let page = try writer.add(.data, builder.finish())
-            for item in pending { placed.append((item.entityID, item.key, page, item.slot)) }
-            pending.removeAll(keepingCapacity: true)
-        }
+        var packer = DataPagePacker(targetPageSize: Int(compactedHeader.pageSize))
         var counter = ProgressCounter(total: current.0.liveCount, report: progress)
         // One read lock for the copy (saves and checkpoints wait on `commitLock`, held here; other
         // readers share it), and each source page looked up once for its run of records.
@@ -70,46 +62,16 @@ extension BinaryStore {
                 for position in table.keys.indices where table.locations[position] != 0 {
                     counter.step()
                     let (bytes, range) = try recordBytes(at: table.locations[position], run: &run)
-                    if builder.isFull(adding: range.count) { try emit() }
-                    pending.append((entityID, table.keys[position], builder.add(bytes[range])))
+                    try packer.add(bytes[range], entityID: entityID, key: table.keys[position], indexed: true, to: &writer)
                 }
             }
         }
-        try emit()
-        try writer.encodeQueued()
+        try packer.finish(to: &writer, into: &newIndex)
         counter.finish()
-        for item in placed {
-            newIndex.set(entityID: item.entityID, key: item.key, location: RecordLocation.page(offset: writer.offset(of: item.page), slot: item.slot).raw)
-        }
-
-        var indexPages: [Int] = []
-        var entries: [IndexEntry] = []
-        var total: UInt64 = 0
-        for (entityID, table) in newIndex.tables.enumerated() {
-            table.forEachLive { key, location in
-                entries.append(IndexEntry(entityID: UInt32(entityID), primaryKey: key, location: location))
-            }
-        }
-        for start in stride(from: 0, to: entries.count, by: BinaryStoreLayout.indexEntriesPerPage) {
-            let chunk = entries[start..<min(entries.count, start + BinaryStoreLayout.indexEntriesPerPage)]
-            indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(chunk)))
-            total += UInt64(chunk.count)
-        }
-        try writer.encodeQueued()
-        let directoryPage = indexPages.isEmpty ? nil : try writer.add(
-            .indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages.map { writer.offset(of: $0) }, totalEntries: total))
-        var compactedCatalog = current.1
-        keyLock.lock()
-        for (name, key) in nextKeys { compactedCatalog.setNextPrimaryKey(key, of: name) }
-        keyLock.unlock()
-        let catalogPage = try writer.add(.catalog, compactedCatalog.encoded())
-        let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(current.2))
-        try writer.finish()
-        let directory = directoryPage.map { writer.offset(of: $0) } ?? 0
-        let (catalogOffset, metadataOffset, written) = (writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end)
+        let (directory, catalogOffset, metadataOffset, written) = try writeIndexAndState(newIndex, catalog: current.1, metadata: current.2, to: &writer)
         let newRoot = RootSlot(
             generation: generation, dataEnd: written, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
-            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: total)
+            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
         do {
             try file.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[0]))
             try file.sync()

@@ -31,30 +31,12 @@ extension StoreValue {
     /// (the object graph reports that as a validation error before it reaches a store).
     public init?(attributeValue value: Any?, type: NSAttributeType) {
         guard let value else { self = .null; return }
-        // The value's exact type first, read through the opened existential: no dynamic cast
-        // (a cast that fails, Any → Double holding an Int64, looks through Foundation's
-        // bridging and costs far more than comparing metatypes; one that succeeds still costs
-        // a few hundred instructions).
+        // The value's exact type first, read through the opened existential (`exactValue` sees
+        // `Any` opened to the value's own type): no dynamic cast. A cast that fails (Any → Double
+        // holding an Int64) looks through Foundation's bridging and costs far more than comparing
+        // metatypes; one that succeeds still costs a few hundred instructions.
         if let exact = Self.exactValue(value, type) { self = exact; return }
-        let dynamicType = Swift.type(of: value)
-        switch type {
-        case .integer64AttributeType, .integer32AttributeType, .integer16AttributeType:
-            if dynamicType == Int64.self, let v = value as? Int64 { self = .integer(v); return }
-            if dynamicType == Int.self, let v = value as? Int { self = .integer(Int64(v)); return }
-            if dynamicType == Int32.self, let v = value as? Int32 { self = .integer(Int64(v)); return }
-            if dynamicType == Int16.self, let v = value as? Int16 { self = .integer(Int64(v)); return }
-        case .doubleAttributeType, .floatAttributeType:
-            if dynamicType == Double.self, let v = value as? Double { self = .double(v); return }
-            if dynamicType == Float.self, let v = value as? Float { self = .double(Double(v)); return }
-        case .stringAttributeType:
-            if dynamicType == String.self, let v = value as? String { self = .string(v); return }
-        case .dateAttributeType:
-            if dynamicType == Date.self, let v = value as? Date { self = .date(v); return }
-        case .booleanAttributeType:
-            if dynamicType == Bool.self, let v = value as? Bool { self = .bool(v); return }
-        default:
-            break
-        }
+        // Anything else (NSNumber, other widths, bridged values) goes through casts.
         switch type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
             guard let v = StoreValue.integer(from: value) else { return nil }
