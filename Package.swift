@@ -95,7 +95,7 @@ let package = Package(
         ),
         .target(
             name: "CoreData",
-            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryStore", "CoreDataXMLStore", "CoreDataXMLFormat"]
+            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataFileSystem", "CoreDataXMLStore", "CoreDataXMLFormat"]
         ),
         .executableTarget(
             name: "coredata",
@@ -120,7 +120,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CoreDataStorage"]
+            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataTestSupport"]
         ),
         .testTarget(
             name: "CoreDataPageCodecTests",

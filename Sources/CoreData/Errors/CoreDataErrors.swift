@@ -72,8 +72,22 @@ public let NSPersistentStoreOpenError = 134080
 public let NSPersistentStoreTimeoutError = 134090
 /// The store's entity version hashes differ from the model's.
 public let NSPersistentStoreIncompatibleVersionHashError = 134100
+/// A migration failed (a value did not convert, a validation failed, a file could not be replaced).
+public let NSMigrationError = 134110
+/// A migration was cancelled.
+public let NSMigrationCancelledError = 134120
+/// The source store of a migration does not match its source model.
+public let NSMigrationMissingSourceModelError = 134130
 /// No mapping model was found for a migration.
 public let NSMigrationMissingMappingModelError = 134140
+/// The migration manager's source store could not be opened.
+public let NSMigrationManagerSourceStoreError = 134150
+/// The migration manager's destination store could not be made.
+public let NSMigrationManagerDestinationStoreError = 134160
+/// An entity migration policy failed.
+public let NSEntityMigrationPolicyError = 134170
+/// No mapping model could be inferred: the models differ in a way lightweight migration cannot map.
+public let NSInferredMappingModelError = 134190
 /// The store file is not a valid store.
 public let NSPersistentStoreInvalidFileError = 259
 

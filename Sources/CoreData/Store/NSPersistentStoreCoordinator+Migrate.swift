@@ -110,7 +110,7 @@ extension NSPersistentStoreCoordinator {
 
     /// Every row of one entity (not its subentities), with relationships a lazy store left out of
     /// the row read through ``PersistentStoreEngine/destinations(of:relationship:)``, by key.
-    private static func allRows(of entity: NSEntityDescription, in engine: any PersistentStoreEngine) throws(StoreError) -> [StoreRow] {
+    static func allRows(of entity: NSEntityDescription, in engine: any PersistentStoreEngine) throws(StoreError) -> [StoreRow] {
         let request = StoreFetchRequest(entity: entity, includesSubentities: false, resultType: .rows)
         var rows: [StoreRow]
         switch try engine.execute(request) {

@@ -69,7 +69,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 NSPersistentStoreInvalidTypeError,
                 "the model has no configuration named '\(configurationName ?? "")'; it has \(managedObjectModel.configurations)")
         }
-        let identifier = UUID().uuidString
+        let identifier = (options?[PrivateStoreOption.storeUUID] as? String) ?? UUID().uuidString
         var fresh = StoreMetadata()
         fresh[NSStoreTypeKey] = storeType
         fresh[NSStoreUUIDKey] = identifier
@@ -78,7 +78,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         let store: NSPersistentStore
         switch registration {
         case .engine(let factory):
-            let engine = try factory(managedObjectModel, storeURL, options ?? [:], fresh)
+            let engine: any PersistentStoreEngine
+            do {
+                engine = try factory(managedObjectModel, storeURL, options ?? [:], fresh)
+            } catch {
+                // A store saved with another model version may not even open with this one (an
+                // XML store maps its objects as it reads them): that, not the file, is the problem.
+                guard let storeURL, PrivateStoreOption.fileSystem(options).fileExists(storeURL.path),
+                      let metadata = try? Self.metadataForPersistentStore(ofType: storeType, at: storeURL, options: options),
+                      let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
+                      (try? checkCompatible(recorded: recorded, members: members, url: storeURL)) == nil
+                else { throw error }
+                return try addMigrating(ofType: storeType, configuration: configuration, at: storeURL, options: options, recorded: recorded, members: members)
+            }
             store = NSPersistentStore(
                 type: storeType, url: storeURL, configurationName: configurationName, options: options,
                 engine: engine, identifier: identifier)
@@ -103,6 +115,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         do {
             let metadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try engine.metadata() }
             if let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any] {
+                if let storeURL, (try? checkCompatible(recorded: recorded, members: members, url: storeURL)) == nil {
+                    try? engine.close()
+                    return try addMigrating(ofType: storeType, configuration: configuration, at: storeURL, options: options, recorded: recorded, members: members)
+                }
                 try checkCompatible(recorded: recorded, members: members, url: storeURL)
             }
             store.identifier = (metadata[NSStoreUUIDKey] as? String) ?? identifier
@@ -124,6 +140,24 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         lock.unlock()
         store.didAdd(to: self)
         return store
+    }
+
+    /// Adds a store saved with another model version: migrates it in place first when the
+    /// options ask for it (then adds it once more, as it now matches the model), else throws
+    /// `NSPersistentStoreIncompatibleVersionHashError`. The store is closed on entry.
+    private func addMigrating(
+        ofType storeType: String, configuration: String?, at storeURL: URL, options: [AnyHashable: Any]?,
+        recorded: [String: Any], members: [NSEntityDescription]
+    ) throws -> NSPersistentStore {
+        guard Self.migratesAutomatically(storeType, options) else {
+            try checkCompatible(recorded: recorded, members: members, url: storeURL)
+            preconditionFailure("CoreData: addMigrating(ofType:) called for a compatible store")
+        }
+        let configurationName = configuration == NSPersistentStore.defaultConfigurationName || configuration == "Default" ? nil : configuration
+        try migrateStore(ofType: storeType, at: storeURL, configuration: configurationName, options: options ?? [:])
+        var migrated = options ?? [:]
+        migrated[NSMigratePersistentStoresAutomaticallyOption] = false
+        return try addPersistentStore(ofType: storeType, configurationName: configuration, at: storeURL, options: migrated)
     }
 
     /// Registers a store class for a type name, so that `addPersistentStore(ofType:…)` with that
@@ -151,6 +185,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         let add = {
             do {
                 var options = description.options
+                options[NSMigratePersistentStoresAutomaticallyOption] = description.shouldMigrateStoreAutomatically
+                options[NSInferMappingModelAutomaticallyOption] = description.shouldInferMappingModelAutomatically
                 if description.isReadOnly { options[NSReadOnlyPersistentStoreOption] = true }
                 try self.addPersistentStore(
                     ofType: description.type, configurationName: description.configuration, at: description.url,
@@ -226,6 +262,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// includes it.
     func store(for entity: NSEntityDescription) -> NSPersistentStore? {
         persistentStores.first { store in entities(of: store).contains { $0 === entity } }
+    }
+
+    /// Whether `addPersistentStore` migrates an out-of-date store of this type with these
+    /// options: Apple's `NSMigratePersistentStoresAutomaticallyOption`, on file stores we can
+    /// rewrite (binary, XML), never for a read-only store.
+    private static func migratesAutomatically(_ storeType: String, _ options: [AnyHashable: Any]?) -> Bool {
+        guard (options?[NSMigratePersistentStoresAutomaticallyOption] as? Bool) == true,
+              (options?[NSReadOnlyPersistentStoreOption] as? Bool) != true else { return false }
+        return [NSBinaryStoreType, NSSQLiteStoreType, NSXMLStoreType].contains(storeType)
     }
 
     private static func hashes(of entities: [NSEntityDescription]) -> [String: Data] {

@@ -1,3 +1,4 @@
+import CoreDataFileSystem
 import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataStorage
@@ -83,6 +84,7 @@ enum StoreTypeRegistry {
             throw coreDataError(NSPersistentStoreInvalidTypeError, "an XML store needs a file URL; got \(url?.absoluteString ?? "none")")
         }
         var settings = XMLStoreOptions()
+        settings.fileSystem = PrivateStoreOption.fileSystem(options)
         settings.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
             try XMLStore(path: url.path, model: model, metadata: metadata, options: settings)
@@ -95,6 +97,7 @@ enum StoreTypeRegistry {
             throw coreDataError(NSPersistentStoreInvalidTypeError, "a binary store needs a file URL; got \(url?.absoluteString ?? "none")")
         }
         var settings = BinaryStoreOptions()
+        settings.fileSystem = PrivateStoreOption.fileSystem(options)
         settings.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         if let durability = options[NSBinaryStoreDurabilityOption] as? String {
             guard let value = BinaryStoreOptions.Durability(rawValue: durability.lowercased()) else {
@@ -137,5 +140,19 @@ enum StoreTypeRegistry {
         lock.lock()
         defer { lock.unlock() }
         return registrations.keys.sorted()
+    }
+}
+
+/// Options the library passes to itself (and its tests), never documented to users.
+package enum PrivateStoreOption {
+    /// The `NSStoreUUIDKey` a new store gets instead of a fresh one (a migrated store keeps its source's).
+    static let storeUUID = "_CoreDataLinuxNewStoreUUID"
+    /// The ``StoreFileSystem`` the binary and XML stores, metadata reads and migration use
+    /// instead of the real one: the crash and fault suites pass theirs.
+    package static let fileSystem = "_CoreDataLinuxFileSystem"
+
+    /// The file system `options` name, else the real one.
+    static func fileSystem(_ options: [AnyHashable: Any]?) -> any StoreFileSystem {
+        (options?[fileSystem] as? any StoreFileSystem) ?? POSIXFileSystem()
     }
 }

@@ -22,6 +22,9 @@ extension NSManagedObjectModel {
         self.init()
         let documents = try ModelLocator.documents(at: url)
         try loadDocuments(try Self.read(documents))
+        if documents.first?.deletingLastPathComponent().deletingLastPathComponent().standardizedFileURL.path == url.standardizedFileURL.path {
+            versionPackageURL = url
+        }
     }
 
     /// Loads a model from the XML of one Xcode model version (the `contents` file of a

@@ -53,6 +53,10 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         configurationMembers[configuration] = entities
     }
 
+    /// The versioned package (`.xcdatamodeld`) this model is the current version of, when it was
+    /// loaded from one: migration looks there for the version a store was saved with.
+    package var versionPackageURL: URL?
+
     /// Identifiers the developer gave this model version (Xcode's model version identifier).
     /// They do not affect compatibility.
     public var versionIdentifiers: Set<AnyHashable> = [] {

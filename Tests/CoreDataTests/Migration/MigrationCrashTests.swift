@@ -1,0 +1,173 @@
+import CoreData
+import CoreDataFileSystem
+import CoreDataTestSupport
+import Foundation
+import XCTest
+
+/// The crash and fault suites over a migration: the sample store (v1) is opened with v2 and
+/// migrates in place; the process crashes at every file operation of that (each power-loss
+/// policy applied to the disk), or the operation fails with EIO or ENOSPC. Afterwards the store
+/// is always whole: either still v1 with every object, or v2 with every object migrated, never
+/// neither and never a mix; and opening it with v2 then migrates (or just opens) it.
+final class MigrationCrashTests: XCTestCase {
+    private let path = "/stores/Sample.store"
+    private var url: URL { URL(fileURLWithPath: path) }
+
+    private static let package = try? XcodeModelPackage(contentsOf: MigrationFixtures.samplePackage)
+    private static let v1 = try? package?.loadModel(version: "SampleModel")
+    /// v2 as the app loads it: from a package whose current version it is, so v1 is found there.
+    private static let v2: NSManagedObjectModel? = {
+        guard let copy = try? MigrationFixtures.samplePackage(current: "SampleModel2") else { return nil }
+        return NSManagedObjectModel(contentsOf: copy)
+    }()
+
+    private func options(_ fileSystem: any StoreFileSystem, migrate: Bool) -> [AnyHashable: Any] {
+        [PrivateStoreOption.fileSystem: fileSystem, NSMigratePersistentStoresAutomaticallyOption: migrate, NSInferMappingModelAutomaticallyOption: migrate]
+    }
+
+    /// A disk holding the v1 sample store, closed cleanly.
+    private func v1Image(_ type: String) throws -> DiskImage {
+        let fileSystem = FaultInjectingFileSystem()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try XCTUnwrap(Self.v1))
+        let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options(fileSystem, migrate: false))
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        var failure: Error?
+        context.performAndWait {
+            func insert(_ entity: String, _ values: [String: Any]) -> NSManagedObject {
+                let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
+                for (key, value) in values { object.setValue(value, forKey: key) }
+                return object
+            }
+            let ada = insert("Person", ["firstName": "Ada", "lastName": "Lovelace", "id": UUID(), "updatedAt": Date(timeIntervalSince1970: 1)])
+            let grace = insert("Person", ["firstName": "Grace", "lastName": "Hopper", "id": UUID(), "updatedAt": Date(timeIntervalSince1970: 2)])
+            _ = insert("Car", ["numberPlate": "A-1", "maker": "Fiat", "owner": ada])
+            _ = insert("SportCar", ["numberPlate": "S-1", "maker": "Ferrari", "owner": ada])
+            _ = insert("ExpensiveSportCar", ["numberPlate": "E-1", "isLimitedEdition": true, "owner": grace])
+            do { try context.save() } catch { failure = error }
+        }
+        if let failure { throw failure }
+        try coordinator.remove(store)
+        return fileSystem.currentImage
+    }
+
+    /// Opens with v2 and migration on, then closes.
+    private func migrate(_ type: String, on fileSystem: any StoreFileSystem) throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try XCTUnwrap(Self.v2))
+        let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options(fileSystem, migrate: true))
+        try coordinator.remove(store)
+    }
+
+    /// What a recovered disk holds: nil when it is whole (v1 or v2, every object), else the problem.
+    private func check(_ type: String, _ fileSystem: any StoreFileSystem) -> String? {
+        guard let v1 = Self.v1, let v2 = Self.v2 else { return "models missing" }
+        let metadata: [String: Any]
+        do {
+            metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url, options: options(fileSystem, migrate: false))
+        } catch {
+            return "the store's metadata cannot be read: \(error)"
+        }
+        let isV2 = v2.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+        guard isV2 || v1.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else { return "the store is neither v1 nor v2" }
+        if let problem = contents(type, fileSystem, model: isV2 ? v2 : v1, expensive: isV2 ? "LuxuryCar" : "ExpensiveSportCar") { return "\(isV2 ? "v2" : "v1"): \(problem)" }
+        guard !isV2 else { return nil }
+        do {
+            try migrate(type, on: fileSystem)
+        } catch {
+            return "the recovered v1 store does not migrate: \(error)"
+        }
+        return contents(type, fileSystem, model: v2, expensive: "LuxuryCar").map { "after migrating the recovered store: \($0)" }
+    }
+
+    private func contents(_ type: String, _ fileSystem: any StoreFileSystem, model: NSManagedObjectModel, expensive: String) -> String? {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        do {
+            let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options(fileSystem, migrate: false))
+            defer { try? coordinator.remove(store) }
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            var problem: String?
+            context.performAndWait {
+                do {
+                    let people = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+                    let names = people.compactMap { $0.value(forKey: "firstName") as? String }.sorted()
+                    let plates = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).compactMap { $0.value(forKey: "numberPlate") as? String }.sorted()
+                    let special = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: expensive))
+                    let owner = (special.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "firstName") as? String
+                    if names != ["Ada", "Grace"] || plates != ["A-1", "E-1", "S-1"] || special.count != 1 || owner != "Grace" {
+                        problem = "objects differ: people \(names), cars \(plates), \(expensive) \(special.count) owned by \(owner ?? "nobody")"
+                    }
+                } catch {
+                    problem = "fetch failed: \(error)"
+                }
+            }
+            return problem
+        } catch {
+            return "cannot open: \(error)"
+        }
+    }
+
+    /// The v1 disk, and a file system over it where the migration ran without a fault (its
+    /// trace names each operation; its count bounds the fault points).
+    private func baseline(_ type: String) throws -> (DiskImage, FaultInjectingFileSystem) {
+        let image = try v1Image(type)
+        let clean = FaultInjectingFileSystem(image: image)
+        try migrate(type, on: clean)
+        XCTAssertNil(check(type, clean), type)
+        return (image, clean)
+    }
+
+    func testCrashAtEveryOperationOfAMigration() throws {
+        var report: [String] = []
+        for type in [NSBinaryStoreType, NSXMLStoreType] {
+            let (image, clean) = try baseline(type)
+            let operations = clean.operationCount
+            var failures: [String] = []
+            var scenarios = 0
+            for crash in 1...operations {
+                let fileSystem = FaultInjectingFileSystem(image: image, plan: .crash(at: crash))
+                XCTAssertThrowsError(try migrate(type, on: fileSystem), "\(type): crash at op \(crash) did not stop the migration")
+                let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions, .tearLastWrite(seed: UInt64(crash)),
+                                                   .randomSubset(seed: UInt64(crash)), .randomSubset(seed: UInt64(crash) &* 7_919 &+ 1)]
+                for policy in policies {
+                    scenarios += 1
+                    if let problem = check(type, FaultInjectingFileSystem(image: fileSystem.powerLoss(policy))) {
+                        failures.append("\(type) crash at op \(crash) (\(clean.operations[crash - 1])), \(policy): \(problem)")
+                    }
+                }
+            }
+            report.append("\(type): \(scenarios) scenarios (\(operations) operations × 6 power-loss policies)")
+            XCTAssertTrue(failures.isEmpty, failures.prefix(10).joined(separator: "\n") + (failures.count > 10 ? "\n… \(failures.count) in all" : ""))
+        }
+        print("migration crash suite: " + report.joined(separator: "; "))
+    }
+
+    func testIOErrorAtEveryOperationOfAMigration() throws {
+        var report: [String] = []
+        for type in [NSBinaryStoreType, NSXMLStoreType] {
+            let (image, clean) = try baseline(type)
+            let operations = clean.operationCount
+            var failures: [String] = []
+            var scenarios = 0
+            for failing in 1...operations {
+                for code in [EIO, ENOSPC] {
+                    scenarios += 1
+                    let fileSystem = FaultInjectingFileSystem(image: image, plan: .fail(code: code, at: failing, persistent: false))
+                    do {
+                        try migrate(type, on: fileSystem)
+                    } catch let error as NSError {
+                        if error.localizedDescription.isEmpty { failures.append("\(type) \(FaultPlan.name(of: code)) at op \(failing): an error without a message") }
+                    }
+                    // The same process goes on: the store is whole, and migrates (again) if it is still v1.
+                    fileSystem.setPlan(.none)
+                    if let problem = check(type, fileSystem) {
+                        failures.append("\(type) \(FaultPlan.name(of: code)) at op \(failing) (\(clean.operations[failing - 1])): \(problem)")
+                    }
+                }
+            }
+            report.append("\(type): \(scenarios) scenarios (\(operations) operations × EIO, ENOSPC)")
+            XCTAssertTrue(failures.isEmpty, failures.prefix(10).joined(separator: "\n") + (failures.count > 10 ? "\n… \(failures.count) in all" : ""))
+        }
+        print("migration fault suite: " + report.joined(separator: "; "))
+    }
+}
