@@ -31,7 +31,7 @@ struct CoreDataCommand: ParsableCommand {
         version: CoreDataLinuxVersion,
         subcommands: [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, LogCommand.self, PagesCommand.self,
-            CheckpointCommand.self, CompactCommand.self, ConvertCommand.self, ModelCommand.self,
+            CheckpointCommand.self, CompactCommand.self, ConvertCommand.self, MigrateCommand.self, ModelCommand.self,
         ]
     )
 }

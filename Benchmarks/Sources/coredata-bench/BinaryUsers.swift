@@ -12,14 +12,14 @@ final class BinaryUsers: Sendable {
     let layout: UsersLayout
 
     init(path: String, model: NSManagedObjectModel, durability: BinaryStoreOptions.Durability, fileSystem: (any StoreFileSystem)? = nil,
-         backgroundCheckpoints: Bool = true, checkpointThreshold: Int? = nil) throws {
+         backgroundCheckpoints: Bool = true, checkpointThreshold: Int? = nil, metadata: StoreMetadata = StoreMetadata()) throws {
         var options = BinaryStoreOptions()
         options.durability = durability
         options.backgroundCheckpoints = backgroundCheckpoints
         if let checkpointThreshold { options.checkpointThreshold = checkpointThreshold }
         if let fileSystem { options.fileSystem = fileSystem }
         self.path = path
-        store = try BinaryStore(path: path, model: model, metadata: StoreMetadata(), options: options)
+        store = try BinaryStore(path: path, model: model, metadata: metadata, options: options)
         guard let entity = model.entitiesByName["User"] else { fatalError("benchmark model has no User entity") }
         self.entity = entity
         self.layout = UsersLayout(entity.propertyLayout)

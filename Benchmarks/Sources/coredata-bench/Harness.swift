@@ -1,3 +1,4 @@
+import Glibc
 import Foundation
 
 /// Wall-clock time of one closure, in seconds.
@@ -14,10 +15,19 @@ enum PeakMemory {
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
+    /// Returns freed heap memory to the system (glibc keeps it otherwise), so that the resident
+    /// size is what is live and a following ``reset()`` measures one workload's own peak.
+    static func trim() { _ = malloc_trim(0) }
+
+    /// `VmRSS` in bytes now, 0 where `/proc` is missing.
+    static func resident() -> Int { field("VmRSS:") }
+
     /// `VmHWM` in bytes, 0 where `/proc` is missing.
-    static func read() -> Int {
+    static func read() -> Int { field("VmHWM:") }
+
+    private static func field(_ name: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(name) {
             let digits = line.split(separator: " ").dropFirst().first ?? "0"
             return (Int(digits) ?? 0) * 1024
         }

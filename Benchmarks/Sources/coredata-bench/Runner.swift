@@ -15,7 +15,7 @@ final class Runner {
     private let selected: Set<String>?
 
     /// The workloads, in run order; `--only` takes these keys.
-    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml", "open"]
+    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml", "migration", "open"]
     /// Phases run only when `--only` names them: `open` repeats main's open for a run at 10M
     /// objects without the rest of main.
     static let onRequest: Set<String> = ["open"]
@@ -50,6 +50,7 @@ final class Runner {
                     case "recovery": try recoveryPhase(side)
                     case "xml": try xmlPhase(side)
                     case "open": try openPhase(side)
+                    case "migration": try migrationPhase(side)
                     default: try managedPhase(side)
                     }
                 }
@@ -374,6 +375,48 @@ final class Runner {
             try record(loadName, side, operations: count, unit: "objects") { _ = try db.scanNames() }
             note(saveName, "SQLite: raw rows in one transaction")
             note(loadName, "SQLite: raw SELECT of every row")
+            db.close()
+        }
+    }
+
+    /// Schema migration (issue 15): the users stored with model version 1, then opened with
+    /// version 2, which renames `name` to `fullName` (renaming identifier) and adds `verified`
+    /// (Boolean, default NO): the coordinator infers the mapping and migrates the store in place.
+    /// The models are loaded from a package written to the scratch folder, as an app ships them.
+    /// SQLite's side is `ALTER TABLE … ADD COLUMN` and `RENAME COLUMN` on the same rows.
+    private func migrationPhase(_ side: Side) throws {
+        let scratch = Scratch("migration")
+        defer { scratch.remove() }
+        let insertName = "bulk insert, one save (migration phase)"
+        let migrateName = "inferred migration: add an attribute, rename another"
+        switch side {
+        case .ours:
+            let package = try UserModel.writeVersionedPackage(in: scratch.file("Users.xcdatamodeld"))
+            let path = scratch.file("users.store")
+            // The metadata a coordinator records, so that the next open sees version 1's hashes.
+            var metadata = StoreMetadata()
+            metadata[NSStoreTypeKey] = NSBinaryStoreType
+            metadata[NSStoreUUIDKey] = UUID().uuidString
+            metadata[NSStoreModelVersionHashesKey] = package.v1.entityVersionHashesByName
+            let store = try BinaryUsers(path: path, model: package.v1, durability: .full, metadata: metadata)
+            try record(insertName, side, operations: objects, unit: "rows") { try store.insert(users[...]) }
+            try store.close()
+            PeakMemory.trim()
+            let live = PeakMemory.resident()
+            try record(migrateName, side, operations: objects, unit: "objects") {
+                let coordinator = NSPersistentStoreCoordinator(managedObjectModel: package.current)
+                let options = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+                try coordinator.remove(try coordinator.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: URL(fileURLWithPath: path), options: options))
+            }
+            note(migrateName, "ours: the whole open (checkpoint, migrate into a staging file, install, reopen) and close; resident before it \(live >> 20) MB (the benchmark's input rows)")
+        case .sqlite:
+            let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            try record(insertName, side, operations: objects, unit: "rows") { try db.insert(users[...], firstID: 1) }
+            try record(migrateName, side, operations: objects, unit: "objects") {
+                try db.exec("BEGIN; ALTER TABLE user ADD COLUMN verified INTEGER NOT NULL DEFAULT 0; ALTER TABLE user RENAME COLUMN name TO fullName; COMMIT")
+            }
+            note(migrateName, "SQLite: ALTER TABLE ADD COLUMN + RENAME COLUMN (schema only, no row rewritten)")
             db.close()
         }
     }

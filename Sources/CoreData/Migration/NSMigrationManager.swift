@@ -1,5 +1,6 @@
 import CoreDataModel
 import CoreDataStorage
+import CoreDataXMLStore
 import Foundation
 
 /// Runs a mapping model: reads every object of a store saved with the source model and writes
@@ -9,8 +10,7 @@ import Foundation
 /// per source object, attributes set), relationships (destinations re-linked through the map of
 /// source to destination objects), validation (every destination object's mandatory properties
 /// checked). The source store is opened read-only and never changed; the destination is saved in
-/// one save, so a migration that fails leaves no objects behind and the caller deletes the
-/// destination file.
+/// batches and deleted when the migration fails, so a failed migration leaves nothing behind.
 ///
 /// Linux differences: entity migration policies (custom entity mappings) and value expressions
 /// other than Apple's inferred forms (`$source.key`, `FUNCTION($source, "valueForKey:", …)`,
@@ -19,7 +19,8 @@ import Foundation
 /// primary keys where the destination store hands out the same ones.
 ///
 /// Threading: one migration at a time per manager; it blocks the calling thread.
-/// Memory: every row of the source store is held at once (O(objects)).
+/// Memory: 16 bytes per object (its source and destination keys) and one batch of 10,000 rows
+/// (a whole-file destination such as the XML store takes every row in its one save).
 open class NSMigrationManager: NSObject {
     /// The model the source store was saved with.
     public let sourceModel: NSManagedObjectModel
@@ -89,6 +90,9 @@ open class NSMigrationManager: NSObject {
         let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: destinationModel)
         var writeOptions = destinationOptions ?? [:]
         writeOptions[NSMigratePersistentStoresAutomaticallyOption] = false
+        // The destination is synced when it is closed at the end, and deleted if the migration
+        // fails before: its batches need no sync of their own.
+        if writeOptions[NSBinaryStoreDurabilityOption] == nil { writeOptions[NSBinaryStoreDurabilityOption] = "normal" }
         if writeOptions[NSStoreUUIDKey] == nil, let uuid = (try? mapStoreError { () throws(StoreError) in try source.engine.metadata() })?[NSStoreUUIDKey] as? String {
             // The migrated store keeps the source's identity, so object URIs stay valid.
             writeOptions[PrivateStoreOption.storeUUID] = uuid
@@ -122,106 +126,77 @@ open class NSMigrationManager: NSObject {
 
     // MARK: The three stages
 
-    /// One entity mapping ready to run: its entities and, per destination slot, where the value comes from.
+    /// One entity mapping ready to run: its entities, its objects' keys, and per destination slot
+    /// where the value comes from.
     private struct Plan {
         let mapping: NSEntityMapping
         let source: NSEntityDescription
         let destination: NSEntityDescription
-        var rows: [StoreRow] = []
-        var attributes: [(slot: Int, attribute: NSAttributeDescription, from: String?, constant: Any??)] = []
-        var relationships: [(slot: Int, relationship: NSRelationshipDescription, from: String)] = []
+        /// The source objects' keys, ascending.
+        var sourceKeys: [Int64] = []
+        /// The destination key of each source object; empty when every object keeps its key.
+        var destinationKeys: [Int64] = []
+        /// Per destination attribute: its slot, the source attribute's name and its slot in the
+        /// source layout (`nil` for a constant or the default), and a constant value.
+        var attributes: [(slot: Int, attribute: NSAttributeDescription, from: String?, fromSlot: Int?, constant: Any??)] = []
+        var relationships: [(slot: Int, relationship: NSRelationshipDescription, from: String, fromSlot: Int?)] = []
+
+        /// The destination key of the source object with `key`, `nil` when it is not migrated.
+        func destinationKey(of key: Int64) -> Int64? {
+            var low = 0
+            var high = sourceKeys.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sourceKeys[middle] < key { low = middle + 1 } else { high = middle }
+            }
+            guard low < sourceKeys.count, sourceKeys[low] == key else { return nil }
+            return destinationKeys.isEmpty ? key : destinationKeys[low]
+        }
     }
 
+    /// Objects read, converted and saved at a time into a store that appends saves (the binary
+    /// store); a whole-file store (XML) takes them in one save, as each save rewrites its file.
+    private static let batchSize = 10_000
+
+    /// Runs Apple's three stages, streaming: the instance stage lists each entity's keys and
+    /// gives each object its destination key (memory: 16 bytes per object); then, batch by
+    /// batch, the relationship stage reads the source rows and re-links their destinations
+    /// through those keys, and the validation stage checks each destination row before its
+    /// batch is saved. Memory holds one batch of rows at a time.
     private func run(_ mapping: NSMappingModel, from source: any PersistentStoreEngine, to destination: any PersistentStoreEngine) throws {
         var plans = try (mapping.entityMappings ?? []).compactMap(plan(for:))
-        let total = Float(max(1, plans.count * 3))
         var done: Float = 0
-        func step() throws {
+        var total = Float(max(1, plans.count))
+        func advance(_ amount: Float) throws {
             if let cancellation { throw cancellation }
-            done += 1
+            done += amount
             migrationProgress = min(0.99, done / total)
         }
 
-        // Instances: read each source entity's rows, then give each object its destination ID.
+        // Instances: every source object's key, and its key in the destination.
         for index in plans.indices {
             currentEntityMapping = plans[index].mapping
-            try step()
+            try advance(1)
             let entity = plans[index].source
-            plans[index].rows = try mapStoreError { () throws(StoreError) -> [StoreRow] in
-                try NSPersistentStoreCoordinator.allRows(of: entity, in: source).filter { $0.objectID.entityName == entity.name }
-            }
-        }
-        let newIDs = try assignKeys(plans, in: destination)
-
-        // Relationships and values: build each destination row.
-        var inserted: [StoreRow] = []
-        inserted.reserveCapacity(newIDs.count)
-        for plan in plans {
-            currentEntityMapping = plan.mapping
-            try step()
-            let layout = plan.destination.propertyLayout
-            for row in plan.rows {
-                guard let id = newIDs[row.objectID] else { continue }
-                var slots = [StoreValue?](repeating: nil, count: layout.count)
-                for (slot, attribute, from, constant) in plan.attributes {
-                    var value: StoreValue = .null
-                    if let from {
-                        value = row.contains(from) ? row[from] : .null
-                    } else if let constant {
-                        value = StoreValue(attributeValue: constant, type: attribute.attributeType) ?? .null
-                    }
-                    if value.isNull, let fallback = attribute.defaultValue, !(from != nil && attribute.isOptional) {
-                        value = StoreValue(attributeValue: fallback, type: attribute.attributeType) ?? .null
-                    }
-                    if !value.isNull { slots[slot] = value }
-                }
-                for (slot, relationship, from) in plan.relationships {
-                    var stored = row.contains(from) ? row[from] : .null
-                    if !row.contains(from) {
-                        stored = try mapStoreError { () throws(StoreError) -> StoreValue in try source.destinations(of: row.objectID, relationship: from) }
-                    }
-                    let targets: [StoreObjectID]
-                    switch stored {
-                    case .reference(let target): targets = newIDs[target].map { [$0] } ?? []
-                    case .references(let list): targets = list.compactMap { newIDs[$0] }
-                    default: targets = []
-                    }
-                    if relationship.isToMany {
-                        slots[slot] = .references(targets)
-                    } else if targets.count > 1 {
-                        throw migrationError(
-                            "\(plan.destination.name ?? "").\(relationship.name) of the object migrated from \(row.objectID): \(targets.count) destinations cannot become a to-one relationship",
-                            object: row.objectID, property: relationship.name)
-                    } else {
-                        slots[slot] = targets.first.map(StoreValue.reference) ?? .null
-                    }
-                }
-                inserted.append(StoreRow(objectID: id, version: 0, layout: layout, slots: slots))
-            }
-        }
-
-        // Validation: every mandatory property has a value.
-        for plan in plans {
-            currentEntityMapping = plan.mapping
-            try step()
-            let layout = plan.destination.propertyLayout
-            var mandatory: [(Int, NSPropertyDescription)] = []
-            for property in plan.destination.properties where !property.isOptional && !property.isTransient {
-                guard let slot = layout.slot(of: property.name) else { continue }
-                if let relationship = property as? NSRelationshipDescription, relationship.isToMany { continue }
-                mandatory.append((slot, property))
-            }
-            guard !mandatory.isEmpty else { continue }
-            for row in inserted where row.layout === layout {
-                for (slot, property) in mandatory where row.slots[slot]?.isNull ?? true {
-                    throw migrationError(
-                        "\(plan.destination.name ?? "").\(property.name) is mandatory, and the object \(row.objectID) migrated with mapping \(plan.mapping.name ?? "") has no value for it",
-                        object: row.objectID, property: property.name)
+            let request = StoreFetchRequest(entity: entity, includesSubentities: false, resultType: .objectIDs)
+            let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in
+                switch try source.execute(request) {
+                case .objectIDs(let ids): return ids
+                case .rows(let rows): return rows.map(\.objectID)
+                case .count: return []
                 }
             }
+            plans[index].sourceKeys = ids.lazy.filter { $0.entityName == entity.name }.map(\.primaryKey).sorted()
+        }
+        try assignKeys(&plans, in: destination)
+        var planBySourceEntity: [String: Int] = [:]
+        for (index, plan) in plans.enumerated() { if let name = plan.source.name { planBySourceEntity[name] = index } }
+        func migratedID(_ id: StoreObjectID) -> StoreObjectID? {
+            guard let index = planBySourceEntity[id.entityName], let name = plans[index].destination.name,
+                  let key = plans[index].destinationKey(of: id.primaryKey) else { return nil }
+            return StoreObjectID(entityName: name, primaryKey: key)
         }
 
-        currentEntityMapping = nil
         try mapStoreError { () throws(StoreError) in
             var metadata = try destination.metadata()
             for (key, value) in try source.metadata().values
@@ -229,35 +204,139 @@ open class NSMigrationManager: NSObject {
                 metadata[key] = value
             }
             try destination.setMetadata(metadata)
-            if !inserted.isEmpty { _ = try destination.save(StoreChangeSet(inserted: inserted)) }
         }
+
+        // Relationships, values and validation, batch by batch.
+        let batchSize = destination is XMLStore ? Int.max : Self.batchSize
+        let objects = plans.reduce(0) { $0 + $1.sourceKeys.count }
+        total = Float(plans.count) + Float(max(1, objects)) / Float(Self.batchSize)
+        var pending: [StoreRow] = []
+        func flush() throws {
+            guard !pending.isEmpty else { return }
+            let batch = pending
+            pending = []
+            var changes = StoreChangeSet(inserted: batch)
+            changes.checksReferences = false
+            _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try destination.save(changes) }
+        }
+        for plan in plans {
+            currentEntityMapping = plan.mapping
+            guard let sourceName = plan.source.name else { continue }
+            let layout = plan.destination.propertyLayout
+            let mandatory = mandatorySlots(of: plan.destination)
+            var start = 0
+            while start < plan.sourceKeys.count {
+                let end = min(plan.sourceKeys.count, start + Self.batchSize)
+                let ids = plan.sourceKeys[start..<end].map { StoreObjectID(entityName: sourceName, primaryKey: $0) }
+                var rows = try mapStoreError { () throws(StoreError) -> [StoreRow] in try source.rows(for: ids) }
+                rows.sort { $0.objectID.primaryKey < $1.objectID.primaryKey }
+                for row in rows {
+                    guard let id = migratedID(row.objectID) else { continue }
+                    let migrated = StoreRow(objectID: id, version: 0, layout: layout, slots: try values(of: row, by: plan, in: source, mapping: migratedID))
+                    for (slot, property) in mandatory where migrated.slots[slot]?.isNull ?? true {
+                        throw migrationError(
+                            "\(plan.destination.name ?? "").\(property.name) is mandatory, and the object \(row.objectID) migrated with mapping \(plan.mapping.name ?? "") has no value for it",
+                            object: row.objectID, property: property.name)
+                    }
+                    pending.append(migrated)
+                }
+                if pending.count >= batchSize { try flush() }
+                try advance(Float(end - start) / Float(Self.batchSize))
+                start = end
+            }
+        }
+        try flush()
+        currentEntityMapping = nil
     }
 
-    /// The destination ID of every source object. Keys are kept where the destination hands
-    /// them out again: keys are asked for in the order of the source keys, run by run (a run is
-    /// consecutive keys of one entity), skipping ahead over the gaps deleted objects left, so a
-    /// fresh store whose counters are per entity (binary) or store-wide (XML) gives every object
-    /// its old key and its object URI stays valid. Where a key cannot be kept (the destination's
-    /// counter is already past it, or the gap is too wide to skip), the run gets new keys.
-    private func assignKeys(_ plans: [Plan], in destination: any PersistentStoreEngine) throws -> [StoreObjectID: StoreObjectID] {
-        var order: [(plan: Int, row: Int)] = []
-        for (planIndex, plan) in plans.enumerated() { for rowIndex in plan.rows.indices { order.append((planIndex, rowIndex)) } }
+    /// The destination values of one source row, by slot of the destination layout.
+    private func values(
+        of row: StoreRow, by plan: Plan, in source: any PersistentStoreEngine, mapping migratedID: (StoreObjectID) -> StoreObjectID?
+    ) throws -> [StoreValue?] {
+        var slots = [StoreValue?](repeating: nil, count: plan.destination.propertyLayout.count)
+        // Rows in the source entity's own layout (the common case) are read by slot.
+        let bySlot = row.layout === plan.source.propertyLayout
+        for (slot, attribute, from, fromSlot, constant) in plan.attributes {
+            var value: StoreValue = .null
+            if bySlot, let fromSlot {
+                value = row.slots[fromSlot] ?? .null
+            } else if let from {
+                value = row.contains(from) ? row[from] : .null
+            } else if let constant {
+                value = StoreValue(attributeValue: constant, type: attribute.attributeType) ?? .null
+            }
+            // A value the source lacks: an added attribute, or one that became mandatory, takes
+            // its default; an optional one stays empty, as Apple's migration leaves it.
+            if value.isNull, let fallback = attribute.defaultValue, !(from != nil && attribute.isOptional) {
+                value = StoreValue(attributeValue: fallback, type: attribute.attributeType) ?? .null
+            }
+            if !value.isNull { slots[slot] = value }
+        }
+        for (slot, relationship, from, fromSlot) in plan.relationships {
+            // A row without the relationship (a store that loads them lazily) is asked for it.
+            var stored: StoreValue? = bySlot ? fromSlot.flatMap { row.slots[$0] } : (row.contains(from) ? row[from] : nil)
+            if stored == nil {
+                stored = try mapStoreError { () throws(StoreError) -> StoreValue in try source.destinations(of: row.objectID, relationship: from) }
+            }
+            let targets: [StoreObjectID]
+            switch stored ?? .null {
+            case .reference(let target): targets = migratedID(target).map { [$0] } ?? []
+            case .references(let list): targets = list.compactMap(migratedID)
+            default: targets = []
+            }
+            if relationship.isToMany {
+                slots[slot] = .references(targets)
+            } else if targets.count > 1 {
+                throw migrationError(
+                    "\(plan.destination.name ?? "").\(relationship.name) of the object migrated from \(row.objectID): \(targets.count) destinations cannot become a to-one relationship",
+                    object: row.objectID, property: relationship.name)
+            } else {
+                slots[slot] = targets.first.map(StoreValue.reference) ?? .null
+            }
+        }
+        return slots
+    }
+
+    /// The slots of the mandatory attributes and to-one relationships the validation stage checks.
+    private func mandatorySlots(of entity: NSEntityDescription) -> [(Int, NSPropertyDescription)] {
+        let layout = entity.propertyLayout
+        var mandatory: [(Int, NSPropertyDescription)] = []
+        for property in entity.properties where !property.isOptional && !property.isTransient {
+            guard let slot = layout.slot(of: property.name) else { continue }
+            if let relationship = property as? NSRelationshipDescription, relationship.isToMany { continue }
+            mandatory.append((slot, property))
+        }
+        return mandatory
+    }
+
+    /// Gives every source object its destination key. Keys are kept where the destination
+    /// hands them out again: keys are asked for in the order of the source keys, run by run (a
+    /// run is consecutive keys of one entity), skipping ahead over the gaps deleted objects
+    /// left, so a fresh store whose counters are per entity (binary) or store-wide (XML) gives
+    /// every object its old key and its object URI stays valid. Where a key cannot be kept (the
+    /// destination's counter is already past it, or the gap is too wide to skip), the run gets
+    /// new keys.
+    private func assignKeys(_ plans: inout [Plan], in destination: any PersistentStoreEngine) throws {
+        var order: [(plan: Int, position: Int)] = []
+        order.reserveCapacity(plans.reduce(0) { $0 + $1.sourceKeys.count })
+        for (planIndex, plan) in plans.enumerated() {
+            for position in plan.sourceKeys.indices { order.append((planIndex, position)) }
+        }
+        func key(_ entry: (plan: Int, position: Int)) -> Int64 { plans[entry.plan].sourceKeys[entry.position] }
         order.sort { lhs, rhs in
-            let (l, r) = (plans[lhs.plan].rows[lhs.row].objectID.primaryKey, plans[rhs.plan].rows[rhs.row].objectID.primaryKey)
+            let (l, r) = (key(lhs), key(rhs))
             return l != r ? l < r : lhs.plan < rhs.plan
         }
         let widestSkip = Int64(order.count) + 1_000_000
-        var newIDs: [StoreObjectID: StoreObjectID] = [:]
-        newIDs.reserveCapacity(order.count)
+        var assigned = plans.map { [Int64](repeating: 0, count: $0.sourceKeys.count) }
         var start = 0
         while start < order.count {
-            let plan = plans[order[start].plan]
-            let first = plan.rows[order[start].row].objectID.primaryKey
+            let planIndex = order[start].plan
+            let first = key(order[start])
             var end = start + 1
-            while end < order.count, order[end].plan == order[start].plan,
-                  plan.rows[order[end].row].objectID.primaryKey == first &+ Int64(end - start) { end += 1 }
+            while end < order.count, order[end].plan == order[start].plan, key(order[end]) == first &+ Int64(end - start) { end += 1 }
             let run = end - start
-            guard let name = plan.destination.name else { start = end; continue }
+            guard let name = plans[planIndex].destination.name else { start = end; continue }
             let keys = try mapStoreError { () throws(StoreError) -> [Int64] in
                 var probe = try destination.newPrimaryKeys(entityName: name, count: 1)
                 guard let next = probe.first else { return [] }
@@ -271,13 +350,12 @@ open class NSMigrationManager: NSObject {
             guard keys.count == run else {
                 throw coreDataError(NSMigrationManagerDestinationStoreError, "the destination store handed out \(keys.count) keys for \(run) objects of \(name)")
             }
-            for offset in 0..<run {
-                let row = plan.rows[order[start + offset].row]
-                newIDs[row.objectID] = StoreObjectID(entityName: name, primaryKey: keys[offset])
-            }
+            for offset in 0..<run { assigned[planIndex][order[start + offset].position] = keys[offset] }
             start = end
         }
-        return newIDs
+        for index in plans.indices {
+            plans[index].destinationKeys = assigned[index] == plans[index].sourceKeys ? [] : assigned[index]
+        }
     }
 
     /// Resolves an entity mapping against the two models; `nil` for one that moves no objects.
@@ -314,14 +392,14 @@ open class NSMigrationManager: NSObject {
                 guard let old = sourceEntity.attributesByName[key], MappingInference.converts(old.attributeType, to: attribute.attributeType) else {
                     throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(name): the source has no attribute '\(key)' of a type that converts to \(attribute.attributeType)")
                 }
-                plan.attributes.append((slot, attribute, key, nil))
+                plan.attributes.append((slot, attribute, key, sourceEntity.propertyLayout.slot(of: key), nil))
             } else if let expression = propertyMapping.valueExpression {
                 guard expression.expressionType == .constantValue else {
                     throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(name): the value expression \(expression) is not supported on Linux yet (only $source.key, valueForKey: and constants)")
                 }
-                plan.attributes.append((slot, attribute, nil, .some(expression.constantValue)))
+                plan.attributes.append((slot, attribute, nil, nil, .some(expression.constantValue)))
             } else {
-                plan.attributes.append((slot, attribute, nil, nil))
+                plan.attributes.append((slot, attribute, nil, nil, nil))
             }
         }
         let relationshipMappings = mapping.mappingType == .copyEntityMappingType && mapping.relationshipMappings == nil
@@ -334,7 +412,7 @@ open class NSMigrationManager: NSObject {
             guard let key = propertyMapping.sourceKey, sourceEntity.relationshipsByName[key] != nil else {
                 throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(name): the value expression \(expression) does not name a relationship of '\(sourceName)'")
             }
-            plan.relationships.append((slot, relationship, key))
+            plan.relationships.append((slot, relationship, key, sourceEntity.propertyLayout.slot(of: key)))
         }
         return plan
     }

@@ -142,50 +142,33 @@ extension NSPersistentStoreCoordinator {
     ///   be inferred (the message lists each change inference refused; the 134190 error is the
     ///   underlying error); the migration manager's errors. The store is unchanged on any error.
     func migrateStore(ofType storeType: String, at url: URL, configuration: String?, options: [AnyHashable: Any]) throws {
-        let fileSystem = PrivateStoreOption.fileSystem(options)
+        if let staged = options[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
+            return try migrateStore(ofType: storeType, at: url, configuration: configuration, options: options, stages: staged)
+        }
         let metadata = try Self.metadataForPersistentStore(ofType: storeType, at: url, options: options)
-        let versions = StoreMigration.knownVersions(of: managedObjectModel)
-        guard let sourceIndex = versions.firstIndex(where: { $0.model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) }) else {
-            let recorded = (metadata[NSStoreModelVersionHashesKey] as? [String: Any])?.keys.sorted() ?? []
-            throw coreDataError(
-                NSMigrationMissingSourceModelError,
-                "the store at \(url.path) was saved with a model version this app does not have (its entities: \(recorded.joined(separator: ", "))); searched \(versions.isEmpty ? "no model package (load the model from its .xcdatamodeld)" : versions.map(\.name).joined(separator: ", "))")
-        }
-        let infers = (options[NSInferMappingModelAutomaticallyOption] as? Bool) ?? false
-        let destinationIndex = versions.firstIndex { $0.model.versionChecksum == managedObjectModel.versionChecksum }
-        var steps: [(NSManagedObjectModel, NSManagedObjectModel, NSMappingModel)] = []
-        let source = versions[sourceIndex].model
-        if let mapping = NSMappingModel(from: nil, forSourceModel: source, destinationModel: managedObjectModel) {
-            steps = [(source, managedObjectModel, mapping)]
-        } else if !infers {
-            throw coreDataError(
-                NSMigrationMissingMappingModelError,
-                "the store at \(url.path) was saved with model version '\(versions[sourceIndex].name)': no mapping model to the current version was found, and NSInferMappingModelAutomaticallyOption is off")
-        } else {
-            do {
-                steps = [(source, managedObjectModel, try NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: managedObjectModel))]
-            } catch let direct as NSError {
-                // No direct mapping: walk the versions between, each step inferred.
-                guard let destinationIndex, destinationIndex > sourceIndex + 1,
-                      let chain = try? (sourceIndex..<destinationIndex).map({ index in
-                          (versions[index].model, versions[index + 1].model,
-                           try NSMappingModel.inferredMappingModel(forSourceModel: versions[index].model, destinationModel: versions[index + 1].model))
-                      })
-                else {
-                    throw coreDataError(
-                        NSMigrationMissingMappingModelError,
-                        "cannot migrate the store at \(url.path) from model version '\(versions[sourceIndex].name)': \(direct.localizedDescription)",
-                        [NSUnderlyingErrorKey: direct, "changes": direct.userInfo["changes"] ?? []])
-                }
-                steps = chain
-                steps[steps.count - 1].1 = managedObjectModel
-            }
-        }
+        let plan = try MigrationPlan(
+            store: url.path, metadata: metadata, versions: StoreMigration.knownVersions(of: managedObjectModel),
+            destination: managedObjectModel, configuration: configuration,
+            infers: (options[NSInferMappingModelAutomaticallyOption] as? Bool) ?? false)
+        try migrateInPlace(
+            ofType: storeType, at: url, configuration: configuration, options: options,
+            steps: plan.steps.map { ($0.source.model, $0.destination.model, $0.mapping) })
+    }
 
+    /// Runs `steps` (each a source version, a destination version and the mapping between them)
+    /// on the store at `url`: each step migrates into a staging store beside it, then the last
+    /// staging store is installed in its place (`Formats/migration.md` §3).
+    private func migrateInPlace(
+        ofType storeType: String, at url: URL, configuration: String?, options: [AnyHashable: Any],
+        steps: [(NSManagedObjectModel, NSManagedObjectModel, NSMappingModel)]
+    ) throws {
+        guard let source = steps.first?.0 else { return }
+        let fileSystem = PrivateStoreOption.fileSystem(options)
         // The log must be empty before the files are swapped: add and remove the store with its
         // own model, which checkpoints it.
         var ownOptions = options
         ownOptions[NSMigratePersistentStoresAutomaticallyOption] = false
+        ownOptions[NSPersistentStoreStagedMigrationManagerOptionKey] = nil
         let checkpoint = NSPersistentStoreCoordinator(managedObjectModel: source)
         try checkpoint.remove(try checkpoint.addPersistentStore(ofType: storeType, configurationName: configuration, at: url, options: ownOptions))
 
@@ -208,6 +191,94 @@ extension NSPersistentStoreCoordinator {
             for path in staged { try? StoreMigration.removeFiles(of: path, in: fileSystem) }
             throw error
         }
+    }
+
+    /// A staged migration (``NSStagedMigrationManager``): the stages' versions in order form the
+    /// chain; from the version the store was saved with, each step is inferred, migrated and
+    /// installed on its own, with a custom stage's handlers before and after its step.
+    ///
+    /// - Throws: 134130 when the store's version, or a version a stage names, is not found;
+    ///   134140 when the stages do not end at this coordinator's model or a step cannot be
+    ///   inferred; a handler's error as it was thrown. The store keeps every step completed.
+    private func migrateStore(
+        ofType storeType: String, at url: URL, configuration: String?, options: [AnyHashable: Any], stages manager: NSStagedMigrationManager
+    ) throws {
+        var transitions: [(from: String, to: String, custom: NSCustomMigrationStage?)] = []
+        var last: String?
+        var models: [String: NSManagedObjectModel] = [:]
+        for version in StoreMigration.knownVersions(of: managedObjectModel) { models[version.model.versionChecksum] = version.model }
+        models[managedObjectModel.versionChecksum] = managedObjectModel
+        for stage in manager.stages {
+            if let lightweight = stage as? NSLightweightMigrationStage {
+                for checksum in lightweight.versionChecksums {
+                    if let previous = last, previous != checksum { transitions.append((previous, checksum, nil)) }
+                    last = checksum
+                }
+            } else if let custom = stage as? NSCustomMigrationStage {
+                for reference in [custom.currentModel, custom.nextModel] where models[reference.versionChecksum] == nil {
+                    guard let model = reference.model else {
+                        throw coreDataError(NSMigrationMissingSourceModelError, "the custom migration stage '\(custom.label ?? "")' names a model (checksum \(reference.versionChecksum)) that cannot be loaded or has another checksum")
+                    }
+                    try? model.freeze()
+                    models[reference.versionChecksum] = model
+                }
+                if let previous = last, previous != custom.currentModel.versionChecksum { transitions.append((previous, custom.currentModel.versionChecksum, nil)) }
+                transitions.append((custom.currentModel.versionChecksum, custom.nextModel.versionChecksum, custom))
+                last = custom.nextModel.versionChecksum
+            }
+        }
+        guard last == managedObjectModel.versionChecksum else {
+            throw coreDataError(NSMigrationMissingMappingModelError, "the migration stages end at the model version with checksum \(last ?? "none"), not at the coordinator's model (\(managedObjectModel.versionChecksum))")
+        }
+        let metadata = try Self.metadataForPersistentStore(ofType: storeType, at: url, options: options)
+        let chain = [transitions.first?.from].compactMap { $0 } + transitions.map(\.to)
+        guard let position = chain.firstIndex(where: { models[$0]?.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) ?? false }) else {
+            throw coreDataError(NSMigrationMissingSourceModelError, "the store at \(url.path) was saved with a model version none of the migration stages names")
+        }
+        for transition in transitions.dropFirst(position) {
+            guard let from = models[transition.from], let to = models[transition.to] else {
+                throw coreDataError(NSMigrationMissingSourceModelError, "a lightweight migration stage names the model version with checksum \(models[transition.from] == nil ? transition.from : transition.to), which is not among the model's versions")
+            }
+            if let custom = transition.custom, let handler = custom.willMigrateHandler {
+                try withContainer(on: url, ofType: storeType, model: from, options: options, for: manager) { try handler(manager, custom) }
+            }
+            let mapping: NSMappingModel
+            do {
+                mapping = try NSMappingModel.inferredMappingModel(forSourceModel: from, destinationModel: to)
+            } catch let refused as NSError {
+                throw coreDataError(
+                    NSMigrationMissingMappingModelError, "cannot migrate the store at \(url.path) in stage '\(transition.custom?.label ?? "lightweight")': \(refused.localizedDescription)",
+                    [NSUnderlyingErrorKey: refused, "changes": refused.userInfo["changes"] ?? []])
+            }
+            try migrateInPlace(ofType: storeType, at: url, configuration: configuration, options: options, steps: [(from, to, mapping)])
+            if let custom = transition.custom, let handler = custom.didMigrateHandler {
+                try withContainer(on: url, ofType: storeType, model: to, options: options, for: manager) { try handler(manager, custom) }
+            }
+        }
+    }
+
+    /// Adds the store at `url` with `model` to a container, sets it as the manager's
+    /// ``NSStagedMigrationManager/container`` while `body` runs, then removes it.
+    private func withContainer(
+        on url: URL, ofType storeType: String, model: NSManagedObjectModel, options: [AnyHashable: Any],
+        for manager: NSStagedMigrationManager, _ body: () throws -> Void
+    ) throws {
+        let container = NSPersistentContainer(name: "StagedMigration", managedObjectModel: model)
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = storeType
+        for (key, value) in options { if let key = key as? String { description.options[key] = value } }
+        description.options[NSPersistentStoreStagedMigrationManagerOptionKey] = nil
+        description.shouldMigrateStoreAutomatically = false
+        container.persistentStoreDescriptions = [description]
+        var failure: Error?
+        container.loadPersistentStores { _, error in failure = error }
+        if let failure { throw failure }
+        manager.container = container
+        defer {
+            manager.container = nil
+            for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) }
+        }
+        try body()
     }
 
     private static var emptyModel: NSManagedObjectModel {
@@ -238,9 +309,87 @@ extension NSPersistentStoreCoordinator {
     }
 }
 
+/// How a store saved with one model version reaches another: the version it was saved with,
+/// and the mapping of each step (one when the versions map directly, else one per version
+/// between them).
+package struct MigrationPlan {
+    /// One model version, by its name in its package.
+    package typealias Version = (name: String, model: NSManagedObjectModel)
+    /// One migration from a version to the next.
+    package struct Step {
+        package let source: Version
+        package let destination: Version
+        package let mapping: NSMappingModel
+        /// Whether the mapping was inferred (no mapping model was found).
+        package let inferred: Bool
+    }
+
+    /// The version the store was saved with.
+    package let source: Version
+    /// The steps, in order; empty when the store is already at the destination version.
+    package let steps: [Step]
+
+    /// Plans the migration of a store whose metadata is `metadata` to `destination`.
+    ///
+    /// - Parameters:
+    ///   - store: the store's path, for messages.
+    ///   - versions: the model versions known, in version order (``StoreMigration/knownVersions(of:)``).
+    ///   - infers: whether a mapping may be inferred when no mapping model is found.
+    /// - Throws: 134130 when no version matches the store, 134140 when no mapping is found or
+    ///   can be inferred (the inference's 134190 error underneath, its changes in `userInfo`).
+    package init(
+        store: String, metadata: [String: Any], versions: [Version], destination: NSManagedObjectModel,
+        configuration: String?, infers: Bool
+    ) throws {
+        let destinationName = versions.first { $0.model.versionChecksum == destination.versionChecksum }?.name ?? "current"
+        if destination.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) {
+            source = (destinationName, destination)
+            steps = []
+            return
+        }
+        guard let sourceIndex = versions.firstIndex(where: { $0.model.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) }) else {
+            let recorded = (metadata[NSStoreModelVersionHashesKey] as? [String: Any])?.keys.sorted() ?? []
+            throw coreDataError(
+                NSMigrationMissingSourceModelError,
+                "the store at \(store) was saved with a model version this app does not have (its entities: \(recorded.joined(separator: ", "))); searched \(versions.isEmpty ? "no model package (load the model from its .xcdatamodeld)" : versions.map(\.name).joined(separator: ", "))")
+        }
+        source = versions[sourceIndex]
+        let target: Version = (destinationName, destination)
+        if let mapping = NSMappingModel(from: nil, forSourceModel: source.model, destinationModel: destination) {
+            steps = [Step(source: source, destination: target, mapping: mapping, inferred: false)]
+            return
+        }
+        guard infers else {
+            throw coreDataError(
+                NSMigrationMissingMappingModelError,
+                "the store at \(store) was saved with model version '\(source.name)': no mapping model to version '\(destinationName)' was found, and NSInferMappingModelAutomaticallyOption is off")
+        }
+        do {
+            steps = [Step(source: source, destination: target, mapping: try NSMappingModel.inferredMappingModel(forSourceModel: source.model, destinationModel: destination), inferred: true)]
+        } catch let direct as NSError {
+            // No direct mapping: walk the versions between, each step inferred.
+            let destinationIndex = versions.firstIndex { $0.model.versionChecksum == destination.versionChecksum }
+            guard let destinationIndex, destinationIndex > sourceIndex + 1,
+                  let chain = try? (sourceIndex..<destinationIndex).map({ index in
+                      Step(
+                          source: versions[index], destination: index + 1 == destinationIndex ? target : versions[index + 1],
+                          mapping: try NSMappingModel.inferredMappingModel(forSourceModel: versions[index].model, destinationModel: versions[index + 1].model),
+                          inferred: true)
+                  })
+            else {
+                throw coreDataError(
+                    NSMigrationMissingMappingModelError,
+                    "cannot migrate the store at \(store) from model version '\(source.name)': \(direct.localizedDescription)",
+                    [NSUnderlyingErrorKey: direct, "changes": direct.userInfo["changes"] ?? []])
+            }
+            steps = chain
+        }
+    }
+}
+
 /// The file work of a migration: staging files beside the store, and installing one in its
 /// place (`Formats/migration.md`).
-enum StoreMigration {
+package enum StoreMigration {
     /// The suffix of the n-th staging store beside a store (0: a replacement copy); §2.
     static func stagingSuffix(_ step: Int) -> String { ".migrating-\(step)" }
 
@@ -297,7 +446,7 @@ enum StoreMigration {
 
     /// Every version of the model package `model` was loaded from, in version order, then the
     /// packages among the main bundle's resources; empty when the model came from elsewhere.
-    static func knownVersions(of model: NSManagedObjectModel) -> [(name: String, model: NSManagedObjectModel)] {
+    package static func knownVersions(of model: NSManagedObjectModel) -> [(name: String, model: NSManagedObjectModel)] {
         var packages: [URL] = []
         if let url = model.versionPackageURL { packages.append(url) }
         if let resources = Bundle.main.resourceURL, let names = try? FileManager.default.contentsOfDirectory(atPath: resources.path) {

@@ -30,7 +30,7 @@ open class NSPropertyMapping: NSObject {
     /// forms `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
     /// or "destinationInstancesForEntityMappingNamed:sourceInstances:", …, $source.key)`, which
     /// map the source destinations to their migrated objects.
-    var sourceKey: String? { valueExpression.flatMap(Self.sourceKey(of:)) }
+    package var sourceKey: String? { valueExpression.flatMap(Self.sourceKey(of:)) }
 
     private static func sourceKey(of expression: NSExpression) -> String? {
         switch expression.expressionType {

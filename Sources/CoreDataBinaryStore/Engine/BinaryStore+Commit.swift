@@ -149,7 +149,7 @@ extension BinaryStore {
             unique = next
         }
 
-        try checkReferences(changes, versions: versions)
+        if changes.checksReferences { try checkReferences(changes, versions: versions) }
 
         // Encode against the current catalog; a save that names something new (rare after the
         // first) registers it and starts over with a catalog entry first.

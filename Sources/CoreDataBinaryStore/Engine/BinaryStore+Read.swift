@@ -178,6 +178,49 @@ extension BinaryStore {
         }
     }
 
+    /// Reads many rows under one read lock, in the order of their places in the files (so the
+    /// records of one page are decoded from one cached copy of it, and pages are read in order).
+    ///
+    /// Complexity: one index search per ID, one page read per page not in the cache.
+    public func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow] {
+        try rw.withReadLock { () throws(StoreError) -> [StoreRow] in
+            guard !isClosed else { throw .closed }
+            var located: [(location: UInt64, position: Int)] = []
+            located.reserveCapacity(objectIDs.count)
+            for (position, id) in objectIDs.enumerated() {
+                guard let entityID = catalog.entityID(of: id.entityName),
+                      let location = try location(entityID: entityID, key: id.primaryKey) else { continue }
+                located.append((location, position))
+            }
+            located.sort { $0.location < $1.location }
+            var rows: [StoreRow] = []
+            rows.reserveCapacity(located.count)
+            for entry in located {
+                if let row = try readRow(at: entry.location) { rows.append(row) }
+            }
+            return rows
+        }
+    }
+
+    /// The IDs of the live objects of `entityIDs`, entity by entity, keys ascending: read from
+    /// the index alone, no record decoded.
+    static func liveIDs(in index: ObjectIndex, entityIDs: [Int], catalog: Catalog, offset: Int, limit: Int) -> [StoreObjectID] {
+        var ids: [StoreObjectID] = []
+        var skip = max(0, offset)
+        let most = limit > 0 ? limit : Int.max
+        for entityID in entityIDs where entityID < index.tables.count && entityID < catalog.entities.count {
+            let name = catalog.entities[entityID].name
+            let table = index.tables[entityID]
+            ids.reserveCapacity(ids.count + min(most - ids.count, table.liveCount))
+            for position in table.keys.indices where table.locations[position] != 0 {
+                if skip > 0 { skip -= 1; continue }
+                guard ids.count < most else { return ids }
+                ids.append(StoreObjectID(entityName: name, primaryKey: table.keys[position]))
+            }
+        }
+        return ids
+    }
+
     func rowLocked(_ id: StoreObjectID) throws(StoreError) -> StoreRow? {
         guard let entityID = catalog.entityID(of: id.entityName),
               let location = try location(entityID: entityID, key: id.primaryKey) else { return nil }
@@ -195,8 +238,7 @@ extension BinaryStore {
                     let total = entityIDs.reduce(0) { $0 + index.liveCount(entityID: $1) }
                     return .count(max(0, min(total - max(0, request.offset), request.limit > 0 ? request.limit : Int.max)))
                 case .objectIDs:
-                    let ids = try matching(request, entityIDs: entityIDs).map(\.objectID)
-                    return .objectIDs(ids)
+                    return .objectIDs(Self.liveIDs(in: index, entityIDs: entityIDs, catalog: catalog, offset: request.offset, limit: request.limit))
                 case .rows:
                     break
                 }

@@ -140,7 +140,7 @@ package struct RowTable {
             constraintConflicts += unique.add(row, entities: entities)
         }
         if !constraintConflicts.isEmpty { throw .constraintConflict(constraintConflicts) }
-        try checkReferences(changes)
+        if changes.checksReferences { try checkReferences(changes) }
         return versions
     }
 

@@ -10,6 +10,11 @@ public struct StoreChangeSet: Sendable {
     public var updated: [StoreRow] = []
     /// Deleted objects with the version read.
     public var deleted: [(objectID: StoreObjectID, version: Int64)] = []
+    /// Whether the store checks that every reference names an object that exists after the save
+    /// (``StoreError/danglingReference(from:property:to:)`` otherwise). A migration writing a
+    /// fresh store in batches turns it off: a batch refers to objects of later batches, and the
+    /// migration guarantees each reference names an object it inserts.
+    public var checksReferences = true
 
     public init(inserted: [StoreRow] = [], updated: [StoreRow] = [], deleted: [(objectID: StoreObjectID, version: Int64)] = []) {
         self.inserted = inserted

@@ -23,6 +23,9 @@ enum ExitStatus: Int32, CaseIterable {
     case notApplicable = 7
     /// `convert`'s destination already exists: convert never overwrites a file.
     case destinationExists = 8
+    /// `migrate`: the store cannot be migrated (no version of the model matches it, a change
+    /// cannot be inferred, or an object cannot migrate); the store is unchanged.
+    case migrationFailed = 9
     /// The command line is wrong (swift-argument-parser's `EX_USAGE`).
     case usage = 64
     /// Something that should not happen (a bug in coredata).
@@ -41,6 +44,8 @@ enum ExitStatus: Int32, CaseIterable {
           7   the command does not apply to an XML store (log, pages, checkpoint, compact: it
               has no log or pages, it is rewritten whole on every save)
           8   convert: the destination already exists (convert never overwrites a file)
+          9   migrate: the store cannot be migrated (no matching model version, a change that
+              cannot be inferred, an object that cannot migrate); the store is unchanged
           64  bad command line
           70  internal error (a bug in coredata)
         """

@@ -107,6 +107,31 @@ final class ModelMigrationTests: XCTestCase {
         }
     }
 
+    /// More objects than one batch of the migration: every object, value and relationship arrives.
+    func testMigrationInBatches() throws {
+        let v1 = #"<entity name="Item"><attribute name="title" optional="YES" attributeType="String"/><attribute name="n" optional="YES" attributeType="Integer 32"/><relationship name="tag" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Tag" inverseName="items" inverseEntity="Tag"/></entity><entity name="Tag"><attribute name="name" optional="YES" attributeType="String"/><relationship name="items" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="tag" inverseEntity="Item"/></entity>"#
+        let v2 = #"<entity name="Item"><attribute name="heading" optional="YES" attributeType="String" elementID="title"/><attribute name="n" optional="YES" attributeType="Integer 64"/><attribute name="added" attributeType="Boolean" defaultValueString="YES"/><relationship name="tag" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Tag" inverseName="items" inverseEntity="Tag"/></entity><entity name="Tag"><attribute name="name" optional="YES" attributeType="String"/><relationship name="items" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="tag" inverseEntity="Item"/></entity>"#
+        let package = try MigrationFixtures.package([("Model", v1), ("Model 2", v2)])
+        let url = try MigrationFixtures.folder().appendingPathComponent("Items.store")
+        let count = 12_001
+        try MigrationFixtures.fill(url, type: NSBinaryStoreType, model: try MigrationFixtures.model(v1)) { context in
+            let tags = (0..<3).map { insert("Tag", ["name": "t\($0)"], into: context) }
+            for index in 0..<count { _ = insert("Item", ["title": "item \(index)", "n": Int32(index), "tag": tags[index % 3]], into: context) }
+        }
+        let (container, context) = try MigrationFixtures.open(url, type: NSBinaryStoreType, model: try XCTUnwrap(NSManagedObjectModel(contentsOf: package)))
+        let items = try MigrationFixtures.objects("Item", sortedBy: "n", in: context)
+        let tags = try MigrationFixtures.objects("Tag", sortedBy: "name", in: context)
+        context.performAndWait {
+            XCTAssertEqual(items.count, count)
+            XCTAssertEqual(items.last?.value(forKey: "heading") as? String, "item \(count - 1)")
+            XCTAssertEqual(items.last?.value(forKey: "n") as? Int64, Int64(count - 1))
+            XCTAssertEqual(items.last?.value(forKey: "added") as? Bool, true)
+            XCTAssertEqual((items.last?.value(forKey: "tag") as? NSManagedObject)?.value(forKey: "name") as? String, "t\((count - 1) % 3)")
+            XCTAssertEqual(tags.map { ($0.value(forKey: "items") as? Set<NSManagedObject>)?.count ?? -1 }, [4_001, 4_000, 4_000])
+        }
+        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+    }
+
     func testRefusedChangeNamesItAndLeavesTheStore() throws {
         let v1 = #"<entity name="Item"><attribute name="added" optional="YES" attributeType="String"/></entity>"#
         let v2 = #"<entity name="Item"><attribute name="added" optional="YES" attributeType="Date"/></entity>"#

@@ -1,0 +1,191 @@
+import ArgumentParser
+import CoreData
+import Foundation
+
+/// `coredata migrate STORE --model M.xcdatamodeld [--to-version V] [--dry-run]`: shows how a store
+/// saved with an older model version reaches the current one (versions, inferred mapping, entity
+/// by entity), then migrates it in place as an app's `addPersistentStore` would.
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a store to the current version of its model (inferred mapping, in place).",
+        discussion: """
+            Reads the model version hashes STORE records, finds the version of the package \
+            --model names that the store was saved with, and plans the migration to the current \
+            version (or --to-version): one step when the versions map directly, else one step per \
+            version between them. Prints each step and its mapping, entity by entity: copied, \
+            changed (with each renamed, added or removed property), added, removed. Then migrates \
+            the store in place, crash-safe (Formats/migration.md): the store is unchanged until the \
+            migrated copy is complete, and a failure leaves it as it was.
+
+            --dry-run prints the plan and changes nothing. A change lightweight migration cannot \
+            infer is listed with the entity and property (status 9).
+
+            Example:
+              coredata migrate Library.store --model Library.xcdatamodeld --dry-run
+              coredata migrate Library.store --model Library.xcdatamodeld --to-version "Library 3"
+            """
+    )
+
+    @Argument(help: "The store to migrate (binary or XML).")
+    var store: String
+
+    @Option(help: "The app's versioned model package (.xcdatamodeld).")
+    var model: String
+
+    @Option(name: .customLong("to-version"), help: "The version to migrate to (default: the package's current one).")
+    var toVersion: String?
+
+    @Flag(name: .customLong("dry-run"), help: "Print the plan; change nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print machine-readable JSON instead of text.")
+    var json = false
+
+    func run() throws {
+        try reportingFailures {
+            let kind = try StoreKind.detect(path: store)
+            let type = kind == .xml ? NSXMLStoreType : NSBinaryStoreType
+            let package: XcodeModelPackage
+            do {
+                package = try XcodeModelPackage(contentsOf: URL(fileURLWithPath: model))
+            } catch {
+                throw CLIError(.badModel, "\(model) is not a versioned model package (.xcdatamodeld): \(error)")
+            }
+            let destinationName = toVersion ?? package.currentVersionName
+            let destination = try ModelLoading.load(model, version: destinationName)
+            destination.versionPackageURL = package.url
+            var versions: [MigrationPlan.Version] = []
+            for name in package.versionNames { versions.append((name, try ModelLoading.load(model, version: name))) }
+
+            let metadata: [String: Any]
+            do {
+                metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: URL(fileURLWithPath: store))
+            } catch {
+                throw CLIError(.damaged, "cannot read the metadata of \(store): \((error as NSError).localizedDescription)")
+            }
+            let plan: MigrationPlan
+            do {
+                plan = try MigrationPlan(store: store, metadata: metadata, versions: versions, destination: destination, configuration: nil, infers: true)
+            } catch {
+                throw CLIError(.migrationFailed, (error as NSError).localizedDescription)
+            }
+            report(plan, to: destinationName)
+            guard !plan.steps.isEmpty, !dryRun else { return }
+
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
+            do {
+                let options = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true, NSBinaryStoreWaitForLockOption: false]
+                let added = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: URL(fileURLWithPath: store), options: options)
+                let counts = try objectCounts(in: coordinator, model: destination)
+                try coordinator.remove(added)
+                if json {
+                    Console.print(JSONValue.object([("migrated", .bool(true)), ("objects", .object(counts.map { ($0.0, .integer(Int64($0.1))) }))]).pretty)
+                } else {
+                    Console.print("migrated \(store) to version '\(destinationName)': " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
+                }
+            } catch {
+                let error = error as NSError
+                if error.localizedDescription.contains("locked by another process") { throw CLIError.locked(store) }
+                throw CLIError(.migrationFailed, "the migration of \(store) failed, and the store is unchanged: \(error.localizedDescription)")
+            }
+        }
+    }
+
+    /// Prints the versions and each step's mapping.
+    private func report(_ plan: MigrationPlan, to destinationName: String) {
+        if json {
+            let steps: [JSONValue] = plan.steps.map { step in
+                .object([
+                    ("from", .string(step.source.name)), ("to", .string(step.destination.name)), ("inferred", .bool(step.inferred)),
+                    ("entities", .array((step.mapping.entityMappings ?? []).map { mapping in
+                        .object([("name", .string(mapping.name ?? "")), ("type", .string(Self.describe(mapping.mappingType))),
+                                 ("source", mapping.sourceEntityName.map(JSONValue.string) ?? .null),
+                                 ("destination", mapping.destinationEntityName.map(JSONValue.string) ?? .null),
+                                 ("changes", .array(Self.changes(mapping, step).map(JSONValue.string)))])
+                    })),
+                ])
+            }
+            if dryRun || plan.steps.isEmpty {
+                Console.print(JSONValue.object([("store", .string(store)), ("version", .string(plan.source.name)), ("target", .string(destinationName)), ("steps", .array(steps))]).pretty)
+            }
+            return
+        }
+        guard !plan.steps.isEmpty else {
+            Console.print("\(store) is at version '\(plan.source.name)' already; nothing to migrate")
+            return
+        }
+        Console.print("\(store): saved with version '\(plan.source.name)', migrating to '\(destinationName)' in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")")
+        for step in plan.steps {
+            Console.print("  \(step.source.name) → \(step.destination.name) (\(step.inferred ? "inferred" : "mapping model"))")
+            for mapping in step.mapping.entityMappings ?? [] {
+                let changes = Self.changes(mapping, step)
+                Console.print("    \(Self.describe(mapping.mappingType)) \(Self.entities(mapping))" + (changes.isEmpty ? "" : ": " + changes.joined(separator: "; ")))
+            }
+        }
+        if dryRun { Console.print("dry run: nothing changed") }
+    }
+
+    private static func describe(_ type: NSEntityMappingType) -> String {
+        switch type {
+        case .copyEntityMappingType: return "copy"
+        case .transformEntityMappingType: return "change"
+        case .addEntityMappingType: return "add"
+        case .removeEntityMappingType: return "remove"
+        case .customEntityMappingType: return "custom"
+        case .undefinedEntityMappingType: return "undefined"
+        }
+    }
+
+    private static func entities(_ mapping: NSEntityMapping) -> String {
+        switch (mapping.sourceEntityName, mapping.destinationEntityName) {
+        case (let source?, let destination?) where source != destination: return "\(source) → \(destination) (renamed)"
+        case (_, let destination?): return destination
+        case (let source?, nil): return source
+        default: return mapping.name ?? "?"
+        }
+    }
+
+    /// The properties a changed entity mapping renames, adds and removes.
+    private static func changes(_ mapping: NSEntityMapping, _ step: MigrationPlan.Step) -> [String] {
+        guard mapping.mappingType == .transformEntityMappingType,
+              let source = mapping.sourceEntityName.flatMap({ step.source.model.entitiesByName[$0] }) else { return [] }
+        var changes: [String] = []
+        var read: Set<String> = []
+        for property in (mapping.attributeMappings ?? []) + (mapping.relationshipMappings ?? []) {
+            guard let name = property.name else { continue }
+            if let key = property.sourceKey {
+                read.insert(key)
+                if key != name { changes.append("\(key) renamed \(name)") }
+            } else {
+                changes.append("\(name) added")
+            }
+        }
+        for property in source.properties.sorted(by: { $0.name < $1.name }) where !property.isTransient && !read.contains(property.name) {
+            changes.append("\(property.name) removed")
+        }
+        return changes
+    }
+
+    /// Objects per entity in the migrated store, counted through a context.
+    private func objectCounts(in coordinator: NSPersistentStoreCoordinator, model: NSManagedObjectModel) throws -> [(String, Int)] {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        var counts: [(String, Int)] = []
+        var failure: Error?
+        context.performAndWait {
+            do {
+                for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) where !entity.isAbstract {
+                    guard let name = entity.name else { continue }
+                    let request = NSFetchRequest<NSManagedObject>(entityName: name)
+                    request.includesSubentities = false
+                    counts.append((name, try context.count(for: request)))
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return counts
+    }
+}

@@ -1,0 +1,85 @@
+import CoreData
+import Foundation
+import XCTest
+
+/// `coredata migrate`: the plan (versions, steps, entity by entity), `--dry-run`, the migration
+/// in place, and its failures, run as a process.
+final class CLIMigrateTests: XCTestCase {
+    private static let samplePackage = CLI.packageRoot
+        .appendingPathComponent("Tests/CoreDataModelTests/Fixtures/models/CoreDataPlus/SampleModel.xcdatamodeld")
+
+    /// A copy of the sample package whose current version is `version`.
+    private func package(current version: String) throws -> String {
+        let copy = CLI.temporaryFolder().appendingPathComponent("SampleModel.xcdatamodeld")
+        try FileManager.default.copyItem(at: Self.samplePackage, to: copy)
+        try #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>\#(version).xcdatamodel</string></dict></plist>"#
+            .write(to: copy.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
+        return copy.path
+    }
+
+    /// A store of the sample model's version 1 with a person and two cars.
+    private func v1Store(type: String) throws -> String {
+        let path = CLI.temporaryFolder().appendingPathComponent("Sample.store").path
+        let v1 = try XcodeModelPackage(contentsOf: Self.samplePackage).loadModel(version: "SampleModel")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: v1)
+        let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: URL(fileURLWithPath: path), options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        var failure: Error?
+        context.performAndWait {
+            let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+            person.setValue("Grace", forKey: "firstName")
+            person.setValue(UUID(), forKey: "id")
+            person.setValue(Date(), forKey: "updatedAt")
+            for (entity, plate) in [("Car", "A-1"), ("ExpensiveSportCar", "E-1")] {
+                let car = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
+                car.setValue(plate, forKey: "numberPlate")
+                car.setValue(person, forKey: "owner")
+            }
+            do { try context.save() } catch { failure = error }
+        }
+        if let failure { throw failure }
+        try coordinator.remove(store)
+        return path
+    }
+
+    func testDryRunPrintsThePlanAndChangesNothing() throws {
+        let store = try v1Store(type: NSBinaryStoreType)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let result = try CLI.run(["migrate", store, "--model", try package(current: "SampleModel3"), "--dry-run"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("saved with version 'SampleModel', migrating to 'SampleModel3' in 1 step"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("change ExpensiveSportCar → LuxuryCar (renamed)"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("add Maker"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("color removed"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("dry run: nothing changed"), result.stdout)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: store)), before)
+    }
+
+    func testMigratesInPlace() throws {
+        for type in [NSBinaryStoreType, NSXMLStoreType] {
+            let store = try v1Store(type: type)
+            let model = try package(current: "SampleModel2")
+            let result = try CLI.run(["migrate", store, "--model", model])
+            XCTAssertEqual(result.status, 0, "\(type): \(result.stderr)")
+            XCTAssertTrue(result.stdout.contains("migrated \(store) to version 'SampleModel2'"), result.stdout)
+            XCTAssertTrue(result.stdout.contains("1 LuxuryCar"), result.stdout)
+            let again = try CLI.run(["migrate", store, "--model", model, "--json"])
+            XCTAssertEqual(again.status, 0, again.stderr)
+            XCTAssertEqual(try CLI.json(again.stdout)["version"] as? String, "SampleModel2", type)
+        }
+    }
+
+    func testToVersionAndRefusedChange() throws {
+        let store = try v1Store(type: NSBinaryStoreType)
+        let model = try package(current: "SampleModel3")
+        let result = try CLI.run(["migrate", store, "--model", model, "--to-version", "SampleModel2", "--json"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("\"migrated\""), result.stdout)
+
+        let unknown = try CLI.run(["migrate", store, "--model", CLI.modelPath])
+        assertFailure(unknown, status: 9, mentions: "saved with a model version this app does not have")
+        let notPackage = try CLI.run(["migrate", store, "--model", Self.samplePackage.appendingPathComponent("SampleModel.xcdatamodel").path])
+        assertFailure(notPackage, status: 6, mentions: "not a versioned model package")
+    }
+}
