@@ -1,4 +1,3 @@
-import Glibc
 import Foundation
 
 /// Wall-clock time of one closure, in seconds.
@@ -17,7 +16,7 @@ enum PeakMemory {
 
     /// Returns freed heap memory to the system (glibc keeps it otherwise), so that the resident
     /// size is what is live and a following ``reset()`` measures one workload's own peak.
-    static func trim() { _ = malloc_trim(0) }
+    static func trim() { _ = glibcMallocTrim(0) }
 
     /// `VmRSS` in bytes now, 0 where `/proc` is missing.
     static func resident() -> Int { field("VmRSS:") }
@@ -83,3 +82,7 @@ struct ProgressLine {
         if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
+
+/// glibc's `malloc_trim` (declared in `malloc.h`, which the Glibc module does not export).
+@_silgen_name("malloc_trim")
+private func glibcMallocTrim(_ pad: Int) -> Int32

@@ -408,7 +408,9 @@ final class Runner {
                 let options = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
                 try coordinator.remove(try coordinator.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: URL(fileURLWithPath: path), options: options))
             }
-            note(migrateName, "ours: the whole open (checkpoint, migrate into a staging file, install, reopen) and close; resident before it \(live >> 20) MB (the benchmark's input rows)")
+            if results.first(where: { $0.name == migrateName })?.notes.isEmpty ?? true {
+                note(migrateName, "ours: the whole open (checkpoint, migrate into a staging file, install, reopen) and close; resident before it \(live >> 20) MB (the benchmark's input rows)")
+            }
         case .sqlite:
             let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL")
             try db.createTable(indexOnAge: false)

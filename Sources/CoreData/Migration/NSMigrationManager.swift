@@ -132,13 +132,17 @@ open class NSMigrationManager: NSObject {
         let mapping: NSEntityMapping
         let source: NSEntityDescription
         let destination: NSEntityDescription
+        let sourceLayout: PropertyLayout
+        let destinationLayout: PropertyLayout
         /// The source objects' keys, ascending.
         var sourceKeys: [Int64] = []
         /// The destination key of each source object; empty when every object keeps its key.
         var destinationKeys: [Int64] = []
         /// Per destination attribute: its slot, the source attribute's name and its slot in the
-        /// source layout (`nil` for a constant or the default), and a constant value.
-        var attributes: [(slot: Int, attribute: NSAttributeDescription, from: String?, fromSlot: Int?, constant: Any??)] = []
+        /// source layout (`nil` for a constant or the default), the constant (``StoreValue/null``
+        /// for none), and the value an empty one takes: the default of an added attribute or of
+        /// one that became mandatory (an optional one stays empty, as Apple's migration leaves it).
+        var attributes: [(slot: Int, attribute: NSAttributeDescription, from: String?, fromSlot: Int?, constant: StoreValue, fallback: StoreValue)] = []
         var relationships: [(slot: Int, relationship: NSRelationshipDescription, from: String, fromSlot: Int?)] = []
 
         /// The destination key of the source object with `key`, `nil` when it is not migrated.
@@ -222,7 +226,7 @@ open class NSMigrationManager: NSObject {
         for plan in plans {
             currentEntityMapping = plan.mapping
             guard let sourceName = plan.source.name else { continue }
-            let layout = plan.destination.propertyLayout
+            let layout = plan.destinationLayout
             let mandatory = mandatorySlots(of: plan.destination)
             var start = 0
             while start < plan.sourceKeys.count {
@@ -253,23 +257,17 @@ open class NSMigrationManager: NSObject {
     private func values(
         of row: StoreRow, by plan: Plan, in source: any PersistentStoreEngine, mapping migratedID: (StoreObjectID) -> StoreObjectID?
     ) throws -> [StoreValue?] {
-        var slots = [StoreValue?](repeating: nil, count: plan.destination.propertyLayout.count)
+        var slots = [StoreValue?](repeating: nil, count: plan.destinationLayout.count)
         // Rows in the source entity's own layout (the common case) are read by slot.
-        let bySlot = row.layout === plan.source.propertyLayout
-        for (slot, attribute, from, fromSlot, constant) in plan.attributes {
-            var value: StoreValue = .null
+        let bySlot = row.layout === plan.sourceLayout
+        for (slot, _, from, fromSlot, constant, fallback) in plan.attributes {
+            var value = constant
             if bySlot, let fromSlot {
                 value = row.slots[fromSlot] ?? .null
             } else if let from {
                 value = row.contains(from) ? row[from] : .null
-            } else if let constant {
-                value = StoreValue(attributeValue: constant, type: attribute.attributeType) ?? .null
             }
-            // A value the source lacks: an added attribute, or one that became mandatory, takes
-            // its default; an optional one stays empty, as Apple's migration leaves it.
-            if value.isNull, let fallback = attribute.defaultValue, !(from != nil && attribute.isOptional) {
-                value = StoreValue(attributeValue: fallback, type: attribute.attributeType) ?? .null
-            }
+            if value.isNull { value = fallback }
             if !value.isNull { slots[slot] = value }
         }
         for (slot, relationship, from, fromSlot) in plan.relationships {
@@ -380,7 +378,9 @@ open class NSMigrationManager: NSObject {
             throw coreDataError(NSMigrationMissingSourceModelError, "entity mapping \(mapping.name ?? "") was made for another version of source entity '\(sourceName)'")
         }
         guard !sourceEntity.isAbstract else { return nil }
-        var plan = Plan(mapping: mapping, source: sourceEntity, destination: destinationEntity)
+        var plan = Plan(
+            mapping: mapping, source: sourceEntity, destination: destinationEntity,
+            sourceLayout: sourceEntity.propertyLayout, destinationLayout: destinationEntity.propertyLayout)
         let layout = destinationEntity.propertyLayout
         let attributeMappings = mapping.mappingType == .copyEntityMappingType && mapping.attributeMappings == nil
             ? destinationEntity.attributesByName.keys.map { NSPropertyMapping(name: $0, valueExpression: NSPropertyMapping.readingSource($0)) }
@@ -388,18 +388,19 @@ open class NSMigrationManager: NSObject {
         for propertyMapping in attributeMappings {
             guard let name = propertyMapping.name, let attribute = destinationEntity.attributesByName[name], !attribute.isTransient,
                   let slot = layout.slot(of: name) else { continue }
+            let fallback = attribute.defaultValue.flatMap { StoreValue(attributeValue: $0, type: attribute.attributeType) } ?? .null
             if let key = propertyMapping.sourceKey {
                 guard let old = sourceEntity.attributesByName[key], MappingInference.converts(old.attributeType, to: attribute.attributeType) else {
                     throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(name): the source has no attribute '\(key)' of a type that converts to \(attribute.attributeType)")
                 }
-                plan.attributes.append((slot, attribute, key, sourceEntity.propertyLayout.slot(of: key), nil))
+                plan.attributes.append((slot, attribute, key, sourceEntity.propertyLayout.slot(of: key), .null, attribute.isOptional ? .null : fallback))
             } else if let expression = propertyMapping.valueExpression {
                 guard expression.expressionType == .constantValue else {
                     throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(name): the value expression \(expression) is not supported on Linux yet (only $source.key, valueForKey: and constants)")
                 }
-                plan.attributes.append((slot, attribute, nil, nil, .some(expression.constantValue)))
+                plan.attributes.append((slot, attribute, nil, nil, StoreValue(attributeValue: expression.constantValue, type: attribute.attributeType) ?? .null, fallback))
             } else {
-                plan.attributes.append((slot, attribute, nil, nil, nil))
+                plan.attributes.append((slot, attribute, nil, nil, .null, fallback))
             }
         }
         let relationshipMappings = mapping.mappingType == .copyEntityMappingType && mapping.relationshipMappings == nil
