@@ -99,10 +99,10 @@ struct MigrateCommand: ParsableCommand {
                 .object([
                     ("from", .string(step.source.name)), ("to", .string(step.destination.name)), ("inferred", .bool(step.inferred)),
                     ("entities", .array((step.mapping.entityMappings ?? []).map { mapping in
-                        .object([("name", .string(mapping.name ?? "")), ("type", .string(Self.describe(mapping.mappingType))),
+                        .object([("name", .string(mapping.name ?? "")), ("type", .string(MappingDescription.kind(mapping.mappingType))),
                                  ("source", mapping.sourceEntityName.map(JSONValue.string) ?? .null),
                                  ("destination", mapping.destinationEntityName.map(JSONValue.string) ?? .null),
-                                 ("changes", .array(Self.changes(mapping, step).map(JSONValue.string)))])
+                                 ("changes", .array(MappingDescription.changes(mapping, from: step.source.model).map(JSONValue.string)))])
                     })),
                 ])
             }
@@ -118,53 +118,9 @@ struct MigrateCommand: ParsableCommand {
         Console.print("\(store): saved with version '\(plan.source.name)', migrating to '\(destinationName)' in \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")")
         for step in plan.steps {
             Console.print("  \(step.source.name) → \(step.destination.name) (\(step.inferred ? "inferred" : "mapping model"))")
-            for mapping in step.mapping.entityMappings ?? [] {
-                let changes = Self.changes(mapping, step)
-                Console.print("    \(Self.describe(mapping.mappingType)) \(Self.entities(mapping))" + (changes.isEmpty ? "" : ": " + changes.joined(separator: "; ")))
-            }
+            MappingDescription.lines(step.mapping, from: step.source.model, indent: "    ").forEach(Console.print)
         }
         if dryRun { Console.print("dry run: nothing changed") }
-    }
-
-    private static func describe(_ type: NSEntityMappingType) -> String {
-        switch type {
-        case .copyEntityMappingType: return "copy"
-        case .transformEntityMappingType: return "change"
-        case .addEntityMappingType: return "add"
-        case .removeEntityMappingType: return "remove"
-        case .customEntityMappingType: return "custom"
-        case .undefinedEntityMappingType: return "undefined"
-        }
-    }
-
-    private static func entities(_ mapping: NSEntityMapping) -> String {
-        switch (mapping.sourceEntityName, mapping.destinationEntityName) {
-        case (let source?, let destination?) where source != destination: return "\(source) → \(destination) (renamed)"
-        case (_, let destination?): return destination
-        case (let source?, nil): return source
-        default: return mapping.name ?? "?"
-        }
-    }
-
-    /// The properties a changed entity mapping renames, adds and removes.
-    private static func changes(_ mapping: NSEntityMapping, _ step: MigrationPlan.Step) -> [String] {
-        guard mapping.mappingType == .transformEntityMappingType,
-              let source = mapping.sourceEntityName.flatMap({ step.source.model.entitiesByName[$0] }) else { return [] }
-        var changes: [String] = []
-        var read: Set<String> = []
-        for property in (mapping.attributeMappings ?? []) + (mapping.relationshipMappings ?? []) {
-            guard let name = property.name else { continue }
-            if let key = property.sourceKey {
-                read.insert(key)
-                if key != name { changes.append("\(key) renamed \(name)") }
-            } else {
-                changes.append("\(name) added")
-            }
-        }
-        for property in source.properties.sorted(by: { $0.name < $1.name }) where !property.isTransient && !read.contains(property.name) {
-            changes.append("\(property.name) removed")
-        }
-        return changes
     }
 
     /// Objects per entity in the migrated store, counted through a context.

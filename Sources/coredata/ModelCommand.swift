@@ -13,11 +13,15 @@ struct ModelCommand: ParsableCommand {
             each entity: its parent, attributes, relationships (cardinality, destination, \
             inverse, delete rule), uniqueness constraints, fetch indexes and the version hashes \
             of the entity and each property (Base64). A model that does not load prints one line, \
-            file:line: element: problem, on standard error and exits with status 6.
+            file:line: element: problem, on standard error and exits with status 6. \
+            --changes-from VERSION prints what lightweight migration maps from VERSION to \
+            --model-version (default: the current one), entity by entity, or every change it \
+            cannot infer (status 9).
 
             Example:
               coredata model Library.xcdatamodeld
               coredata model Library.xcdatamodeld --model-version "Library 2" --json
+              coredata model Library.xcdatamodeld --changes-from Library   # what v1 → current changes
             """
     )
 
@@ -27,11 +31,15 @@ struct ModelCommand: ParsableCommand {
     @Option(name: .customLong("model-version"), help: "Only this version of a .xcdatamodeld package.")
     var modelVersion: String?
 
+    @Option(name: .customLong("changes-from"), help: "Print what changes from this version of the package to --model-version (default: the current one), as lightweight migration maps it.")
+    var changesFrom: String?
+
     @Flag(help: "Print machine-readable JSON instead of text.")
     var json = false
 
     func run() throws {
         try reportingFailures {
+            if let changesFrom { return try printChanges(from: changesFrom) }
             let versions = try loadVersions()
             if json {
                 Console.print(JSONValue.object([
@@ -47,6 +55,39 @@ struct ModelCommand: ParsableCommand {
                 }
                 text(version.model, indent: version.name == nil ? "  " : "    ").forEach(Console.print)
             }
+        }
+    }
+
+    /// `--changes-from`: the inferred mapping between two versions, entity by entity, or every
+    /// change inference refuses (status 9).
+    private func printChanges(from source: String) throws(CLIError) {
+        let package: XcodeModelPackage
+        do { package = try XcodeModelPackage(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw CLIError(.badModel, "--changes-from needs a versioned model package (.xcdatamodeld): \(error)")
+        }
+        let target = modelVersion ?? package.currentVersionName
+        for name in [source, target] where !package.versionNames.contains(name) {
+            throw CLIError(.badModel, "\(path) has no version \(name) (it has \(package.versionNames.joined(separator: ", ")))")
+        }
+        let from = try ModelLoading.load(path, version: source)
+        let to = try ModelLoading.load(path, version: target)
+        do {
+            let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: from, destinationModel: to)
+            if json {
+                Console.print(JSONValue.object([
+                    ("from", .string(source)), ("to", .string(target)), ("inferred", .bool(true)),
+                    ("entities", .array((mapping.entityMappings ?? []).map { entityMapping in
+                        .object([("kind", .string(MappingDescription.kind(entityMapping.mappingType))), ("entity", .string(MappingDescription.entities(entityMapping))),
+                                 ("changes", .array(MappingDescription.changes(entityMapping, from: from).map(JSONValue.string)))])
+                    })),
+                ]).pretty)
+            } else {
+                Console.print("\(source) → \(target): lightweight migration maps it")
+                MappingDescription.lines(mapping, from: from, indent: "  ").forEach(Console.print)
+            }
+        } catch {
+            let changes = ((error as NSError).userInfo["changes"] as? [String]) ?? []
+            throw CLIError(.migrationFailed, "\(source) → \(target) cannot be inferred: " + (changes.isEmpty ? (error as NSError).localizedDescription : changes.joined(separator: "; ")))
         }
     }
 

@@ -82,4 +82,26 @@ final class CLIMigrateTests: XCTestCase {
         let notPackage = try CLI.run(["migrate", store, "--model", Self.samplePackage.appendingPathComponent("SampleModel.xcdatamodel").path])
         assertFailure(notPackage, status: 6, mentions: "not a versioned model package")
     }
+
+    func testModelChangesFrom() throws {
+        let result = try CLI.run(["model", Self.samplePackage.path, "--changes-from", "SampleModel", "--model-version", "SampleModel2"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("SampleModel → SampleModel2: lightweight migration maps it"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("change ExpensiveSportCar → LuxuryCar (renamed)"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("change Person: id removed"), result.stdout)
+
+        let package = CLI.temporaryFolder().appendingPathComponent("Items.xcdatamodeld")
+        for (name, type) in [("Items", "String"), ("Items 2", "Date")] {
+            let version = package.appendingPathComponent("\(name).xcdatamodel")
+            try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+            try """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0"><entity name="Item"><attribute name="added" optional="YES" attributeType="\(type)"/></entity></model>
+                """.write(to: version.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        }
+        try #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Items 2.xcdatamodel</string></dict></plist>"#
+            .write(to: package.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["model", package.path, "--changes-from", "Items"])
+        assertFailure(refused, status: 9, mentions: "Item.added: String → Date")
+    }
 }
