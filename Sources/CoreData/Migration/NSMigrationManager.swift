@@ -36,6 +36,11 @@ open class NSMigrationManager: NSObject {
     open var userInfo: [AnyHashable: Any]?
 
     private var cancellation: Error?
+    /// The running migration's progress: a child of the `Progress` current when
+    /// ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``
+    /// was called, so cancelling that progress cancels the migration.
+    private var progress: Progress?
+    private static let progressUnits: Int64 = 1_000
 
     /// Creates a manager for one pair of model versions.
     public init(sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel) {
@@ -44,7 +49,9 @@ open class NSMigrationManager: NSObject {
         super.init()
     }
 
-    /// Asks the running migration to stop; it throws `error` at its next entity mapping.
+    /// Asks the running migration to stop; it throws `error` at its next batch. Cancelling the
+    /// `Progress` that was current when the migration started stops it too, with
+    /// `NSMigrationCancelledError` (134120).
     open func cancelMigrationWithError(_ error: Error) { cancellation = error }
 
     /// Migrates the store at `sourceURL` into a new store at `destinationURL`.
@@ -55,7 +62,8 @@ open class NSMigrationManager: NSObject {
     ///   `NSMigrationManagerDestinationStoreError` (134160) when a store cannot be opened or made
     ///   (a file already at `destinationURL` included); `NSMigrationError` (134110) for a value
     ///   that cannot be migrated or an object that fails validation, naming the object and the
-    ///   property; the error given to ``cancelMigrationWithError(_:)``. On any error the
+    ///   property; the error given to ``cancelMigrationWithError(_:)``, or
+    ///   `NSMigrationCancelledError` (134120) when the caller's `Progress` is cancelled. On any error the
     ///   destination store is deleted.
     open func migrateStore(
         from sourceURL: URL, sourceType: String, options sourceOptions: [AnyHashable: Any]? = nil, with mapping: NSMappingModel?,
@@ -67,6 +75,10 @@ open class NSMigrationManager: NSObject {
         mappingModel = mapping
         migrationProgress = 0
         cancellation = nil
+        let progress = Progress(totalUnitCount: Self.progressUnits)
+        self.progress = progress
+        defer { self.progress = nil }
+        if progress.isCancelled { throw Self.cancelled(sourceURL) }
         defer { currentEntityMapping = nil }
 
         var readOptions = sourceOptions ?? [:]
@@ -112,6 +124,11 @@ open class NSMigrationManager: NSObject {
             throw error
         }
         migrationProgress = 1
+        progress.completedUnitCount = Self.progressUnits
+    }
+
+    private static func cancelled(_ url: URL) -> NSError {
+        coreDataError(NSMigrationCancelledError, "the migration of \(url.path) was cancelled; the source store is unchanged")
     }
 
     /// Apple's `StoreType`-spelled ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``.
@@ -173,8 +190,10 @@ open class NSMigrationManager: NSObject {
         var total = Float(max(1, plans.count))
         func advance(_ amount: Float) throws {
             if let cancellation { throw cancellation }
+            if let progress, progress.isCancelled { throw coreDataError(NSMigrationCancelledError, "the migration was cancelled; the source store is unchanged") }
             done += amount
             migrationProgress = min(0.99, done / total)
+            progress?.completedUnitCount = Int64(Double(migrationProgress) * Double(Self.progressUnits))
         }
 
         // Instances: every source object's key, and its key in the destination.

@@ -265,6 +265,34 @@ final class ModelMigrationTests: XCTestCase {
         }
     }
 
+    func testMigrationReportsToAndStopsWithTheCallersProgress() throws {
+        let folder = try MigrationFixtures.folder()
+        let url = folder.appendingPathComponent("Sample.store")
+        _ = try fillSampleV1(url, type: NSBinaryStoreType)
+        let package = try XcodeModelPackage(contentsOf: MigrationFixtures.samplePackage)
+        let v1 = try package.loadModel(version: "SampleModel")
+        let v2 = try package.loadModel(version: "SampleModel2")
+        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: v1, destinationModel: v2)
+
+        let cancelled = Progress(totalUnitCount: 1)
+        cancelled.cancel()
+        cancelled.becomeCurrent(withPendingUnitCount: 1)
+        let stopped = folder.appendingPathComponent("Stopped.store")
+        XCTAssertThrowsError(try NSMigrationManager(sourceModel: v1, destinationModel: v2).migrateStore(
+            from: url, sourceType: NSBinaryStoreType, with: mapping, toDestinationURL: stopped, destinationType: NSBinaryStoreType)) { error in
+            XCTAssertEqual((error as NSError).code, NSMigrationCancelledError)
+        }
+        cancelled.resignCurrent()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stopped.path))
+
+        let watched = Progress(totalUnitCount: 1)
+        watched.becomeCurrent(withPendingUnitCount: 1)
+        try NSMigrationManager(sourceModel: v1, destinationModel: v2).migrateStore(
+            from: url, sourceType: NSBinaryStoreType, with: mapping, toDestinationURL: folder.appendingPathComponent("Done.store"), destinationType: NSBinaryStoreType)
+        watched.resignCurrent()
+        XCTAssertEqual(watched.fractionCompleted, 1, accuracy: 0.0001)
+    }
+
     func testStoreMetadataWithoutAddingTheStore() throws {
         for type in fileStores {
             let url = try MigrationFixtures.folder().appendingPathComponent("Sample.store")
