@@ -186,7 +186,10 @@ extension NSPersistentStoreCoordinator {
                 current = URL(fileURLWithPath: staging)
             }
             for path in staged.dropLast() { try StoreMigration.removeFiles(of: path, in: fileSystem) }
-            if let final = staged.last { try StoreMigration.install(final, at: url.path, keepingStagedLog: false, in: fileSystem) }
+            if let final = staged.last {
+                try Self.verifyStaged(final, ofType: storeType, in: fileSystem)
+                try StoreMigration.install(final, at: url.path, keepingStagedLog: false, in: fileSystem)
+            }
         } catch {
             for path in staged { try? StoreMigration.removeFiles(of: path, in: fileSystem) }
             throw error
@@ -279,6 +282,22 @@ extension NSPersistentStoreCoordinator {
             for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) }
         }
         try body()
+    }
+
+    /// Checks a closed staging store byte by byte before it replaces the store (§3): a binary
+    /// store's every page, record, index entry and log frame; an XML store's whole document.
+    private static func verifyStaged(_ path: String, ofType storeType: String, in fileSystem: any StoreFileSystem) throws {
+        switch storeType {
+        case NSBinaryStoreType, NSSQLiteStoreType:
+            let verification = BinaryStore.verify(path: path, fileSystem: fileSystem)
+            if let issue = verification.issues.first {
+                throw coreDataError(NSMigrationError, "the migrated store failed verification, so the store was not replaced: \(issue) (\(verification.issues.count) problem\(verification.issues.count == 1 ? "" : "s"))")
+            }
+        case NSXMLStoreType:
+            _ = try readXMLDocument(at: URL(fileURLWithPath: path), in: fileSystem)
+        default:
+            break
+        }
     }
 
     private static var emptyModel: NSManagedObjectModel {
@@ -404,7 +423,7 @@ package enum StoreMigration {
         }
     }
 
-    /// Puts the complete, closed store at `staging` in place of the store at `path` (§3 step 3).
+    /// Puts the complete, closed store at `staging` in place of the store at `path` (§3 step 4).
     ///
     /// Crash-safe: the staged file is synced first; the old store's log (which must hold no
     /// frames: it was checkpointed) is removed and the folder synced; then one rename swaps the
