@@ -40,6 +40,9 @@ open class NSMigrationManager: NSObject {
     /// ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``
     /// was called, so cancelling that progress cancels the migration.
     private var progress: Progress?
+    /// Objects the last migration wrote, by destination entity; the in-place migration checks
+    /// the staging store holds exactly these before it installs it.
+    private(set) var migratedObjectCounts: [String: Int] = [:]
     private static let progressUnits: Int64 = 1_000
 
     /// Creates a manager for one pair of model versions.
@@ -185,6 +188,7 @@ open class NSMigrationManager: NSObject {
     /// through those keys, and the validation stage checks each destination row before its
     /// batch is saved. Memory holds one batch of rows at a time.
     private func run(_ mapping: NSMappingModel, from source: any PersistentStoreEngine, to destination: any PersistentStoreEngine) throws {
+        migratedObjectCounts = [:]
         var plans = try (mapping.entityMappings ?? []).compactMap(plan(for:))
         var done: Float = 0
         var total = Float(max(1, plans.count))
@@ -262,6 +266,7 @@ open class NSMigrationManager: NSObject {
                             object: row.objectID, property: property.name)
                     }
                     pending.append(migrated)
+                    migratedObjectCounts[id.entityName, default: 0] += 1
                 }
                 if pending.count >= batchSize { try flush() }
                 try advance(Float(end - start) / Float(Self.batchSize))

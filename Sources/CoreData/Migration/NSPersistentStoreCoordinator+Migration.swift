@@ -174,6 +174,7 @@ extension NSPersistentStoreCoordinator {
 
         var current = url
         var staged: [String] = []
+        var counts: [String: Int] = [:]
         do {
             for (index, (from, to, mapping)) in steps.enumerated() {
                 let staging = url.path + StoreMigration.stagingSuffix(index + 1)
@@ -184,10 +185,11 @@ extension NSPersistentStoreCoordinator {
                     toDestinationURL: URL(fileURLWithPath: staging), destinationType: storeType, destinationOptions: ownOptions)
                 staged.append(staging)
                 current = URL(fileURLWithPath: staging)
+                counts = manager.migratedObjectCounts
             }
             for path in staged.dropLast() { try StoreMigration.removeFiles(of: path, in: fileSystem) }
-            if let final = staged.last {
-                try Self.verifyStaged(final, ofType: storeType, in: fileSystem)
+            if let final = staged.last, let destination = steps.last?.1 {
+                try Self.verifyStaged(final, ofType: storeType, model: destination, configuration: configuration, options: ownOptions, expecting: counts)
                 try StoreMigration.install(final, at: url.path, keepingStagedLog: false, in: fileSystem)
             }
         } catch {
@@ -284,19 +286,33 @@ extension NSPersistentStoreCoordinator {
         try body()
     }
 
-    /// Checks a closed staging store byte by byte before it replaces the store (§3): a binary
-    /// store's every page, record, index entry and log frame; an XML store's whole document.
-    private static func verifyStaged(_ path: String, ofType storeType: String, in fileSystem: any StoreFileSystem) throws {
-        switch storeType {
-        case NSBinaryStoreType, NSSQLiteStoreType:
-            let verification = BinaryStore.verify(path: path, fileSystem: fileSystem)
-            if let issue = verification.issues.first {
-                throw coreDataError(NSMigrationError, "the migrated store failed verification, so the store was not replaced: \(issue) (\(verification.issues.count) problem\(verification.issues.count == 1 ? "" : "s"))")
+    /// Checks a closed staging store before it replaces the store (§3 step 3): it opens from
+    /// the file (header, root, catalog, metadata and index checksums), with the destination
+    /// model's version hashes, and holds exactly the objects the migration wrote, entity by entity.
+    private static func verifyStaged(
+        _ path: String, ofType storeType: String, model: NSManagedObjectModel, configuration: String?,
+        options: [AnyHashable: Any], expecting counts: [String: Int]
+    ) throws {
+        var readOptions = options
+        readOptions[NSReadOnlyPersistentStoreOption] = true
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store: NSPersistentStore
+        do {
+            store = try coordinator.addPersistentStore(ofType: storeType, configurationName: configuration, at: URL(fileURLWithPath: path), options: readOptions)
+        } catch {
+            throw coreDataError(NSMigrationError, "the migrated store does not open, so the store was not replaced: \((error as NSError).localizedDescription)", [NSUnderlyingErrorKey: error])
+        }
+        defer { try? coordinator.remove(store) }
+        for entity in coordinator.entities(of: store) where !entity.isAbstract {
+            guard let name = entity.name else { continue }
+            let request = StoreFetchRequest(entity: entity, includesSubentities: false, resultType: .count)
+            let found = try mapStoreError { () throws(StoreError) -> Int in
+                if case .count(let count) = try store.engine.execute(request) { return count }
+                return -1
             }
-        case NSXMLStoreType:
-            _ = try readXMLDocument(at: URL(fileURLWithPath: path), in: fileSystem)
-        default:
-            break
+            guard found == counts[name, default: 0] else {
+                throw coreDataError(NSMigrationError, "the migrated store holds \(found) \(name) objects where the migration wrote \(counts[name, default: 0]), so the store was not replaced")
+            }
         }
     }
 
