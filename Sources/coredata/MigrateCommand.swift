@@ -16,7 +16,8 @@ struct MigrateCommand: ParsableCommand {
             version between them. Prints each step and its mapping, entity by entity: copied, \
             changed (with each renamed, added or removed property), added, removed. Then migrates \
             the store in place, crash-safe (Formats/migration.md): the store is unchanged until the \
-            migrated copy is complete, and a failure leaves it as it was.
+            migrated copy is complete, and a failure leaves it as it was. A progress bar \
+            follows the migration on standard error when it is a terminal.
 
             --dry-run prints the plan and changes nothing. A change lightweight migration cannot \
             infer is listed with the entity and property (status 9).
@@ -76,7 +77,21 @@ struct MigrateCommand: ParsableCommand {
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
             do {
                 let options = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true, NSBinaryStoreWaitForLockOption: false]
-                let added = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: URL(fileURLWithPath: store), options: options)
+                // The migration reports into the Progress current on this thread; a bar on
+                // standard error follows it when that is a terminal.
+                let progress = Progress(totalUnitCount: 1)
+                let watcher = ProgressWatcher(progress, label: "migrating")
+                progress.becomeCurrent(withPendingUnitCount: 1)
+                let added: NSPersistentStore
+                do {
+                    added = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: URL(fileURLWithPath: store), options: options)
+                    progress.resignCurrent()
+                    watcher.stop()
+                } catch {
+                    progress.resignCurrent()
+                    watcher.stop()
+                    throw error
+                }
                 let counts = try objectCounts(in: coordinator, model: destination)
                 try coordinator.remove(added)
                 if json {
