@@ -84,13 +84,15 @@ open class NSMigrationManager: NSObject {
         if progress.isCancelled { throw Self.cancelled(sourceURL) }
         defer { currentEntityMapping = nil }
 
+        // A store added with a configuration holds (and records the hashes of) its entities only.
+        let configuration = sourceOptions?[PrivateStoreOption.configuration] as? String
         var readOptions = sourceOptions ?? [:]
         readOptions[NSReadOnlyPersistentStoreOption] = true
         readOptions[NSMigratePersistentStoresAutomaticallyOption] = false
         let sourceCoordinator = NSPersistentStoreCoordinator(managedObjectModel: sourceModel)
         let source: NSPersistentStore
         do {
-            source = try sourceCoordinator.addPersistentStore(ofType: sourceType, configurationName: nil, at: sourceURL, options: readOptions)
+            source = try sourceCoordinator.addPersistentStore(ofType: sourceType, configurationName: configuration, at: sourceURL, options: readOptions)
         } catch let error as NSError where error.code == NSPersistentStoreIncompatibleVersionHashError {
             throw coreDataError(NSMigrationMissingSourceModelError, "the store at \(sourceURL.path) was not saved with the migration's source model: \(error.localizedDescription)", [NSUnderlyingErrorKey: error])
         } catch let error as NSError {
@@ -114,7 +116,7 @@ open class NSMigrationManager: NSObject {
         }
         let destination: NSPersistentStore
         do {
-            destination = try destinationCoordinator.addPersistentStore(ofType: destinationType, configurationName: nil, at: destinationURL, options: writeOptions)
+            destination = try destinationCoordinator.addPersistentStore(ofType: destinationType, configurationName: configuration, at: destinationURL, options: writeOptions)
         } catch let error as NSError {
             throw coreDataError(NSMigrationManagerDestinationStoreError, "cannot make the destination store at \(destinationURL.path): \(error.localizedDescription)", [NSUnderlyingErrorKey: error])
         }

@@ -169,6 +169,7 @@ extension NSPersistentStoreCoordinator {
         var ownOptions = options
         ownOptions[NSMigratePersistentStoresAutomaticallyOption] = false
         ownOptions[NSPersistentStoreStagedMigrationManagerOptionKey] = nil
+        ownOptions[PrivateStoreOption.configuration] = configuration
         let checkpoint = NSPersistentStoreCoordinator(managedObjectModel: source)
         try checkpoint.remove(try checkpoint.addPersistentStore(ofType: storeType, configurationName: configuration, at: url, options: ownOptions))
 

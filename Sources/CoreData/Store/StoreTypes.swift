@@ -150,6 +150,8 @@ package enum PrivateStoreOption {
     /// The ``StoreFileSystem`` the binary and XML stores, metadata reads and migration use
     /// instead of the real one: the crash and fault suites pass theirs.
     package static let fileSystem = "_CoreDataLinuxFileSystem"
+    /// The model configuration an in-place migration's stores are added with.
+    static let configuration = "_CoreDataLinuxMigrationConfiguration"
 
     /// The file system `options` name, else the real one.
     static func fileSystem(_ options: [AnyHashable: Any]?) -> any StoreFileSystem {

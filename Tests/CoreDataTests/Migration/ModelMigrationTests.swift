@@ -132,6 +132,34 @@ final class ModelMigrationTests: XCTestCase {
         for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
     }
 
+    /// A store added with a configuration records its entities' hashes only; it migrates with
+    /// that configuration's entities.
+    func testStoreOfAConfigurationMigrates() throws {
+        let v1 = #"<entity name="Item"><attribute name="title" optional="YES" attributeType="String"/></entity><entity name="Note"><attribute name="text" optional="YES" attributeType="String"/></entity><configuration name="Local"><memberEntity name="Item"/></configuration><configuration name="Notes"><memberEntity name="Note"/></configuration>"#
+        let v2 = #"<entity name="Item"><attribute name="heading" optional="YES" attributeType="String" elementID="title"/></entity><entity name="Note"><attribute name="text" optional="YES" attributeType="String"/></entity><configuration name="Local"><memberEntity name="Item"/></configuration><configuration name="Notes"><memberEntity name="Note"/></configuration>"#
+        let package = try MigrationFixtures.package([("Model", v1), ("Model 2", v2)])
+        let url = try MigrationFixtures.folder().appendingPathComponent("Local.store")
+        let old = try MigrationFixtures.model(v1)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: old)
+        let store = try coordinator.addPersistentStore(ofType: NSBinaryStoreType, configurationName: "Local", at: url, options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            _ = insert("Item", ["title": "kept"], into: context)
+            try context.save()
+        }
+        try coordinator.remove(store)
+
+        let current = NSPersistentStoreCoordinator(managedObjectModel: try XCTUnwrap(NSManagedObjectModel(contentsOf: package)))
+        let options = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+        let migrated = try current.addPersistentStore(ofType: NSBinaryStoreType, configurationName: "Local", at: url, options: options)
+        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = current
+        let items = try MigrationFixtures.objects("Item", sortedBy: "heading", in: reader)
+        reader.performAndWait { XCTAssertEqual(items.map { $0.value(forKey: "heading") as? String }, ["kept"]) }
+        try current.remove(migrated)
+    }
+
     func testRefusedChangeNamesItAndLeavesTheStore() throws {
         let v1 = #"<entity name="Item"><attribute name="added" optional="YES" attributeType="String"/></entity>"#
         let v2 = #"<entity name="Item"><attribute name="added" optional="YES" attributeType="Date"/></entity>"#
