@@ -27,6 +27,9 @@ public final class XMLStore: PersistentStoreEngine, @unchecked Sendable {
         var poisoned: StoreError?
     }
 
+    /// Each save writes the whole document beside the store and renames it into place.
+    public var savesWholeStore: Bool { true }
+
     /// The store's file.
     public let path: String
     private let options: XMLStoreOptions

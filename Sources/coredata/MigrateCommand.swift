@@ -54,10 +54,13 @@ struct MigrateCommand: ParsableCommand {
                 throw CLIError(.badModel, "\(model) is not a versioned model package (.xcdatamodeld): \(error)")
             }
             let destinationName = toVersion ?? package.currentVersionName
-            let destination = try ModelLoading.load(model, version: destinationName)
-            destination.versionPackageURL = package.url
             var versions: [MigrationPlan.Version] = []
             for name in package.versionNames { versions.append((name, try ModelLoading.load(model, version: name))) }
+            guard let destination = versions.first(where: { $0.name == destinationName })?.model else {
+                throw CLIError(.badModel, "\(model) has no version \(destinationName) (it has \(package.versionNames.joined(separator: ", ")))")
+            }
+            // The coordinator finds the store's version in the package, as for a model loaded from it.
+            destination.versionPackageURL = package.url
 
             let metadata: [String: Any]
             do {

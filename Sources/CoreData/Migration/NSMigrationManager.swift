@@ -1,6 +1,5 @@
 import CoreDataModel
 import CoreDataStorage
-import CoreDataXMLStore
 import Foundation
 
 /// Runs a mapping model: reads every object of a store saved with the source model and writes
@@ -20,7 +19,7 @@ import Foundation
 ///
 /// Threading: one migration at a time per manager; it blocks the calling thread.
 /// Memory: 16 bytes per object (its source and destination keys) and one batch of 10,000 rows
-/// (a whole-file destination such as the XML store takes every row in its one save).
+/// (a destination whose saves rewrite it whole, as the XML store's do, takes every row in one save).
 open class NSMigrationManager: NSObject {
     /// The model the source store was saved with.
     public let sourceModel: NSManagedObjectModel
@@ -181,7 +180,8 @@ open class NSMigrationManager: NSObject {
     }
 
     /// Objects read, converted and saved at a time into a store that appends saves (the binary
-    /// store); a whole-file store (XML) takes them in one save, as each save rewrites its file.
+    /// store); a store whose saves rewrite it whole (``PersistentStoreEngine/savesWholeStore``)
+    /// takes them in one save.
     private static let batchSize = 10_000
 
     /// Runs Apple's three stages, streaming: the instance stage lists each entity's keys and
@@ -236,7 +236,7 @@ open class NSMigrationManager: NSObject {
         }
 
         // Relationships, values and validation, batch by batch.
-        let batchSize = destination is XMLStore ? Int.max : Self.batchSize
+        let batchSize = destination.savesWholeStore ? Int.max : Self.batchSize
         let objects = plans.reduce(0) { $0 + $1.sourceKeys.count }
         total = Float(plans.count) + Float(max(1, objects)) / Float(Self.batchSize)
         var pending: [StoreRow] = []

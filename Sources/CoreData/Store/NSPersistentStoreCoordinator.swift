@@ -87,9 +87,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 guard let storeURL, PrivateStoreOption.fileSystem(options).fileExists(storeURL.path),
                       let metadata = try? Self.metadataForPersistentStore(ofType: storeType, at: storeURL, options: options),
                       let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
-                      (try? checkCompatible(recorded: recorded, members: members, url: storeURL)) == nil
+                      let mismatch = incompatibility(recorded: recorded, members: members, url: storeURL)
                 else { throw error }
-                return try addMigrating(ofType: storeType, configuration: configuration, at: storeURL, options: options, recorded: recorded, members: members)
+                return try addMigrating(ofType: storeType, configuration: configuration, at: storeURL, options: options, metadata: metadata, mismatch: mismatch)
             }
             store = NSPersistentStore(
                 type: storeType, url: storeURL, configurationName: configurationName, options: options,
@@ -114,12 +114,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         let engine = store.engine
         do {
             let metadata = try mapStoreError { () throws(StoreError) -> StoreMetadata in try engine.metadata() }
-            if let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any] {
-                if let storeURL, (try? checkCompatible(recorded: recorded, members: members, url: storeURL)) == nil {
-                    try? engine.close()
-                    return try addMigrating(ofType: storeType, configuration: configuration, at: storeURL, options: options, recorded: recorded, members: members)
-                }
-                try checkCompatible(recorded: recorded, members: members, url: storeURL)
+            if let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
+               let mismatch = incompatibility(recorded: recorded, members: members, url: storeURL) {
+                guard let storeURL else { throw mismatch }
+                try? engine.close()
+                return try addMigrating(ofType: storeType, configuration: configuration, at: storeURL, options: options, metadata: metadata.values, mismatch: mismatch)
             }
             store.identifier = (metadata[NSStoreUUIDKey] as? String) ?? identifier
         } catch {
@@ -142,19 +141,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return store
     }
 
-    /// Adds a store saved with another model version: migrates it in place first when the
-    /// options ask for it (then adds it once more, as it now matches the model), else throws
-    /// `NSPersistentStoreIncompatibleVersionHashError`. The store is closed on entry.
+    /// Adds a store saved with another model version (its `metadata`, already read): migrates it
+    /// in place first when the options ask for it (then adds it once more, as it now matches the
+    /// model), else throws `mismatch` (`NSPersistentStoreIncompatibleVersionHashError`). The
+    /// store is closed on entry.
     private func addMigrating(
         ofType storeType: String, configuration: String?, at storeURL: URL, options: [AnyHashable: Any]?,
-        recorded: [String: Any], members: [NSEntityDescription]
+        metadata: [String: Any], mismatch: NSError
     ) throws -> NSPersistentStore {
-        guard Self.migratesAutomatically(storeType, options) else {
-            try checkCompatible(recorded: recorded, members: members, url: storeURL)
-            preconditionFailure("CoreData: addMigrating(ofType:) called for a compatible store")
-        }
+        guard Self.migratesAutomatically(storeType, options) else { throw mismatch }
         let configurationName = configuration == NSPersistentStore.defaultConfigurationName || configuration == "Default" ? nil : configuration
-        try migrateStore(ofType: storeType, at: storeURL, configuration: configurationName, options: options ?? [:])
+        try migrateStore(ofType: storeType, at: storeURL, configuration: configurationName, options: options ?? [:], metadata: metadata)
         var migrated = options ?? [:]
         migrated[NSMigratePersistentStoresAutomaticallyOption] = false
         return try addPersistentStore(ofType: storeType, configurationName: configuration, at: storeURL, options: migrated)
@@ -185,8 +182,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         let add = {
             do {
                 var options = description.options
-                options[NSMigratePersistentStoresAutomaticallyOption] = description.shouldMigrateStoreAutomatically
-                options[NSInferMappingModelAutomaticallyOption] = description.shouldInferMappingModelAutomatically
+                // Apple's descriptions default both to on; an option set explicitly wins.
+                options[NSMigratePersistentStoresAutomaticallyOption] = options[NSMigratePersistentStoresAutomaticallyOption] ?? description.shouldMigrateStoreAutomatically
+                options[NSInferMappingModelAutomaticallyOption] = options[NSInferMappingModelAutomaticallyOption] ?? description.shouldInferMappingModelAutomatically
                 if description.isReadOnly { options[NSReadOnlyPersistentStoreOption] = true }
                 try self.addPersistentStore(
                     ofType: description.type, configurationName: description.configuration, at: description.url,
@@ -279,19 +277,20 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return hashes
     }
 
-    private func checkCompatible(recorded: [String: Any], members: [NSEntityDescription], url: URL?) throws {
+    /// The 134100 error for a store whose recorded hashes are not those of `members`, naming the
+    /// entities that differ; `nil` when they match.
+    private func incompatibility(recorded: [String: Any], members: [NSEntityDescription], url: URL?) -> NSError? {
         let expected = Self.hashes(of: members)
         var differing: [String] = []
         for (name, hash) in expected where (recorded[name] as? Data) != hash { differing.append(name) }
         for name in recorded.keys where expected[name] == nil { differing.append(name) }
-        guard differing.isEmpty else {
-            let names = differing.sorted().map { "'\($0)'" }.joined(separator: ", ")
-            throw coreDataError(
-                NSPersistentStoreIncompatibleVersionHashError,
-                "the model used to open the store is incompatible with the one used to create it: entities \(names) differ"
-                    + (url.map { " (store at \($0.path))" } ?? ""),
-                ["entities": differing.sorted()])
-        }
+        guard !differing.isEmpty else { return nil }
+        let names = differing.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        return coreDataError(
+            NSPersistentStoreIncompatibleVersionHashError,
+            "the model used to open the store is incompatible with the one used to create it: entities \(names) differ"
+                + (url.map { " (store at \($0.path))" } ?? ""),
+            ["entities": differing.sorted()])
     }
 
     /// The entities of the configuration `store` was added with (every entity for the default one).

@@ -20,11 +20,9 @@ extension NSManagedObjectModel {
     /// Complexity: linear in the size of the file.
     public convenience init(validatingContentsOf url: URL) throws(ModelError) {
         self.init()
-        let documents = try ModelLocator.documents(at: url)
-        try loadDocuments(try Self.read(documents))
-        if documents.first?.deletingLastPathComponent().deletingLastPathComponent().standardizedFileURL.path == url.standardizedFileURL.path {
-            versionPackageURL = url
-        }
+        let located = try ModelLocator.locate(url)
+        try loadDocuments(try Self.read(located.documents))
+        versionPackageURL = located.package
     }
 
     /// Loads a model from the XML of one Xcode model version (the `contents` file of a
@@ -98,15 +96,19 @@ extension NSManagedObjectModel {
 /// Finds model files on disk. Layouts are recognised by content, so renamed copies work.
 enum ModelLocator {
     /// The XML documents that make up the model at `url`.
-    static func documents(at url: URL) throws(ModelError) -> [URL] {
+    static func documents(at url: URL) throws(ModelError) -> [URL] { try locate(url).documents }
+
+    /// The XML documents that make up the model at `url`, and the versioned package `url` is
+    /// when it is one (its current version's document is the one returned).
+    static func locate(_ url: URL) throws(ModelError) -> (documents: [URL], package: URL?) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw ModelError(.unreadableFile, "no model file or folder exists here", file: url)
         }
-        guard isDirectory.boolValue else { return [url] }
+        guard isDirectory.boolValue else { return ([url], nil) }
         let contents = url.appendingPathComponent(XcodeModelPackage.contentsFile)
         if FileManager.default.fileExists(atPath: contents.path) {
-            return [contents]
+            return ([contents], nil)
         }
         let listing = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         let looksLikePackage = ["xcdatamodeld", "momd"].contains(url.pathExtension) || listing.contains {
@@ -124,7 +126,7 @@ enum ModelLocator {
         guard FileManager.default.fileExists(atPath: current.path) else {
             throw ModelError(.missingVersion, "the current version '\(package.currentVersionName)' has no contents file", file: current)
         }
-        return [current]
+        return ([current], url)
     }
 
     static let resourceExtensions = ["xcdatamodeld", "xcdatamodel", "momd", "mom"]

@@ -73,6 +73,12 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
 
     /// Flushes and releases the store's resources. Later calls throw ``StoreError/closed``.
     func close() throws(StoreError)
+
+    /// Whether every save rewrites the whole store (an XML or atomic store), so that one large
+    /// save costs less than many small ones; a store that appends saves (the binary and
+    /// in-memory stores) answers `false`, the default. Bulk writers such as a migration batch
+    /// their saves only for the latter.
+    var savesWholeStore: Bool { get }
 }
 
 extension PersistentStoreEngine {
@@ -83,6 +89,8 @@ extension PersistentStoreEngine {
     }
 
     public func destinations(of objectID: StoreObjectID, relationship: String) throws(StoreError) -> StoreValue { .null }
+
+    public var savesWholeStore: Bool { false }
 
     /// Reads each row with ``row(for:)``.
     ///

@@ -11,13 +11,18 @@ final class StagedMigrationTests: XCTestCase {
         var byPlate: [String: String] = [:]
     }
 
+    /// The sample's three versions, v3 loaded as the app loads its current model (from a
+    /// package whose current version it is, so the coordinator finds v1 and v2 there).
+    private func sampleVersions() throws -> (NSManagedObjectModel, NSManagedObjectModel, NSManagedObjectModel) {
+        let packageURL = try MigrationFixtures.samplePackage(current: "SampleModel3")
+        let package = try XcodeModelPackage(contentsOf: packageURL)
+        return (try package.loadModel(version: "SampleModel"), try package.loadModel(version: "SampleModel2"),
+                try XCTUnwrap(NSManagedObjectModel(contentsOf: packageURL)))
+    }
+
     func testLightweightThenCustomStage() throws {
         for type in [NSBinaryStoreType, NSXMLStoreType] {
-            let packageURL = try MigrationFixtures.samplePackage(current: "SampleModel3")
-            let package = try XcodeModelPackage(contentsOf: packageURL)
-            let v1 = try package.loadModel(version: "SampleModel")
-            let v2 = try package.loadModel(version: "SampleModel2")
-            let v3 = try XCTUnwrap(NSManagedObjectModel(contentsOf: packageURL))
+            let (v1, v2, v3) = try sampleVersions()
             let url = try MigrationFixtures.folder().appendingPathComponent("Sample.store")
             try MigrationFixtures.fill(url, type: type, model: v1) { context in
                 let owner = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
@@ -88,11 +93,7 @@ final class StagedMigrationTests: XCTestCase {
     }
 
     func testAFailingHandlerLeavesTheStoreAtTheLastCompletedVersion() throws {
-        let packageURL = try MigrationFixtures.samplePackage(current: "SampleModel3")
-        let package = try XcodeModelPackage(contentsOf: packageURL)
-        let v1 = try package.loadModel(version: "SampleModel")
-        let v2 = try package.loadModel(version: "SampleModel2")
-        let v3 = try XCTUnwrap(NSManagedObjectModel(contentsOf: packageURL))
+        let (v1, v2, v3) = try sampleVersions()
         let url = try MigrationFixtures.folder().appendingPathComponent("Sample.store")
         try MigrationFixtures.fill(url, type: NSBinaryStoreType, model: v1) { context in
             let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)

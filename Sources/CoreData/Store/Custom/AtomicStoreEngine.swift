@@ -18,6 +18,9 @@ final class AtomicStoreEngine: CustomStoreEngine<NSAtomicStore>, @unchecked Send
     /// Objects whose rows must be rebuilt from their nodes before the next read.
     private var staleRows: Set<StoreObjectID> = []
 
+    /// An atomic store's `save()` writes its whole file.
+    override var savesWholeStore: Bool { true }
+
     // MARK: Nodes
 
     /// Runs the store's `load()` over an empty set of nodes.

@@ -348,6 +348,9 @@ class CustomStoreEngine<Store: NSPersistentStore>: PersistentStoreEngine, @unche
         }
     }
 
+    /// An incremental store saves what changed; ``AtomicStoreEngine`` overrides this.
+    var savesWholeStore: Bool { false }
+
     func close() throws(StoreError) {
         lock.lock()
         defer { lock.unlock() }
