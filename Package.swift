@@ -6,6 +6,8 @@
 //   CoreDataPageCodec        LZ4 + XXH3 over byte buffers; no I/O (binary store pages)
 //   CoreDataPredicate        NSPredicate, NSExpression, NSSortDescriptor: the format parser, the
 //                            tree stores execute, and the reference evaluator; knows no model
+//   CoreDataArchive          bounded decoder of Apple's binary property lists and NSKeyedArchiver
+//                            archives (Formats/keyed-archive.md), with archived NSExpression/NSPredicate
 //   CoreDataModel            the managed object model and the Xcode model loader; knows no store
 //   CoreDataStorage          the store protocol, store records keyed by object ID, the in-memory
 //                            row table and store; never sees a managed object
@@ -67,6 +69,10 @@ let package = Package(
             name: "CoreDataPredicate"
         ),
         .target(
+            name: "CoreDataArchive",
+            dependencies: ["CoreDataPredicate"]
+        ),
+        .target(
             name: "CoreDataModel",
             dependencies: ["CoreDataPredicate", .product(name: "Crypto", package: "swift-crypto")]
         ),
@@ -95,7 +101,7 @@ let package = Package(
         ),
         .target(
             name: "CoreData",
-            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataStorage", "CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataFileSystem", "CoreDataXMLStore", "CoreDataXMLFormat"]
+            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataArchive", "CoreDataStorage", "CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataFileSystem", "CoreDataXMLStore", "CoreDataXMLFormat"]
         ),
         .executableTarget(
             name: "coredata",
@@ -117,6 +123,10 @@ let package = Package(
         .testTarget(
             name: "CoreDataPredicateTests",
             dependencies: ["CoreDataPredicate"]
+        ),
+        .testTarget(
+            name: "CoreDataArchiveTests",
+            dependencies: ["CoreDataArchive", "CoreDataPredicate"]
         ),
         .testTarget(
             name: "CoreDataTests",
@@ -187,4 +197,8 @@ if Context.environment["COREDATA_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "FuzzXMLStoreReader", dependencies: ["CoreDataXMLFormat", "CoreDataStorage", "CoreDataModel"], path: "Fuzz/FuzzXMLStoreReader"))
     package.products.append(.executable(name: "FuzzXMLStoreReader", targets: ["FuzzXMLStoreReader"]))
+    // Keyed archives (mapping models, compiled models): the archive layer and the predicate tree only.
+    package.targets.append(.executableTarget(
+        name: "FuzzKeyedArchive", dependencies: ["CoreDataArchive", "CoreDataPredicate"], path: "Fuzz/FuzzKeyedArchive"))
+    package.products.append(.executable(name: "FuzzKeyedArchive", targets: ["FuzzKeyedArchive"]))
 }

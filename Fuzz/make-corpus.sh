@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the seed corpora: the predicate parser's from the predicate format table (a test
-# writes every row's format and printed form), and those of the binary-store targets (FuzzBinaryHeader, FuzzBinaryPage,
+# writes every row's format and printed form), the keyed-archive target's (a test writes them), and those of the binary-store targets (FuzzBinaryHeader, FuzzBinaryPage,
 # FuzzBinaryRecord, FuzzLogFrame, FuzzBinaryStoreOpen) from the golden store
 # (Tests/CoreDataBinaryFormatTests/Fixtures/golden-v1.store and -wal) and from a copy of it with
 # two more saves and a metadata change left in its log: the header and root slots, every page,
@@ -23,5 +23,8 @@ for target in "${targets[@]}"; do
 done
 
 # The predicate parser's seeds: every format string of the predicate test table and its printed form.
+# The same filter runs KeyedArchiveFuzzCorpusTests, which writes the keyed-archive seeds: Apple's
+# archives from ../shared/conformance (apple-*) and hand-made ones (made-*).
 COREDATA_WRITE_FUZZ_CORPUS=1 swift test --filter FuzzCorpusTests 2>&1 | grep -E "Executed|error" || true
 echo "FuzzPredicateParser: $(ls Fuzz/Corpus/FuzzPredicateParser | wc -l) seeds"
+echo "FuzzKeyedArchive: $(ls Fuzz/Corpus/FuzzKeyedArchive | wc -l) seeds"

@@ -64,6 +64,16 @@ open class NSExpression: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// An expression that evaluates as `expression` does: the designated initializer for
+    /// subclasses in the package's other modules (Core Data's `NSFetchRequestExpression`), whose
+    /// public initializers are all convenience ones, as Apple's are.
+    package init(standingFor expression: NSExpression) {
+        self.node = expression.node
+        self.height = expression.height
+        self.structuralHash = expression.structuralHash
+        super.init()
+    }
+
     // MARK: - Creating expressions
 
     /// An expression that always returns `obj`. Optionals are unwrapped and `NSNull` is nil.

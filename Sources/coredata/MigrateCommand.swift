@@ -2,18 +2,22 @@ import ArgumentParser
 import CoreData
 import Foundation
 
-/// `coredata migrate STORE --model M.xcdatamodeld [--to-version V] [--dry-run]`: shows how a store
-/// saved with an older model version reaches the current one (versions, inferred mapping, entity
-/// by entity), then migrates it in place as an app's `addPersistentStore` would.
+/// `coredata migrate STORE --model M.xcdatamodeld [--mapping X.xcmappingmodel] [--to-version V] [--dry-run]`:
+/// shows how a store saved with an older model version reaches the current one (versions, mapping
+/// model or inferred mapping, entity by entity), then migrates it in place as an app's
+/// `addPersistentStore` would.
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Migrate a store to the current version of its model (inferred mapping, in place).",
+        abstract: "Migrate a store to the current version of its model (mapping model or inferred, in place).",
         discussion: """
             Reads the model version hashes STORE records, finds the version of the package \
             --model names that the store was saved with, and plans the migration to the current \
             version (or --to-version): one step when the versions map directly, else one step per \
-            version between them. Prints each step and its mapping, entity by entity: copied, \
+            version between them. A step uses a mapping model when one fits it: the --mapping file \
+            (.xcmappingmodel or compiled .cdm), or one beside the model package; else its mapping \
+            is inferred. Entity migration policies a mapping model names cannot run here (they \
+            are the app's own code): such a mapping is refused. Prints each step and its mapping, entity by entity: copied, \
             changed (with each renamed, added or removed property), added, removed. Then migrates \
             the store in place, crash-safe (Formats/migration.md): the store is unchanged until the \
             migrated copy is complete, and a failure leaves it as it was. A progress bar \
@@ -25,6 +29,7 @@ struct MigrateCommand: ParsableCommand {
             Example:
               coredata migrate Library.store --model Library.xcdatamodeld --dry-run
               coredata migrate Library.store --model Library.xcdatamodeld --to-version "Library 3"
+              coredata migrate Library.store --model Library.xcdatamodeld --mapping V2toV3.xcmappingmodel
             """
     )
 
@@ -33,6 +38,9 @@ struct MigrateCommand: ParsableCommand {
 
     @Option(help: "The app's versioned model package (.xcdatamodeld).")
     var model: String
+
+    @Option(help: "A mapping model (.xcmappingmodel or .cdm) for a step of the migration.")
+    var mapping: String?
 
     @Option(name: .customLong("to-version"), help: "The version to migrate to (default: the package's current one).")
     var toVersion: String?
@@ -68,14 +76,35 @@ struct MigrateCommand: ParsableCommand {
             } catch {
                 throw CLIError(.damaged, "cannot read the metadata of \(store): \((error as NSError).localizedDescription)")
             }
+            var mappingFile: NSMappingModel?
+            if let mapping {
+                do {
+                    mappingFile = try NSMappingModel(validatingContentsOf: URL(fileURLWithPath: mapping))
+                } catch {
+                    throw CLIError(.badModel, (error as NSError).localizedDescription)
+                }
+            }
             let plan: MigrationPlan
             do {
-                plan = try MigrationPlan(store: store, metadata: metadata, versions: versions, destination: destination, configuration: nil, infers: true)
+                plan = try MigrationPlan(
+                    store: store, metadata: metadata, versions: versions, destination: destination, configuration: nil,
+                    mappingFolders: [package.url.deletingLastPathComponent()], mappingModels: mappingFile.map { [$0] } ?? [], infers: true)
             } catch {
                 throw CLIError(.migrationFailed, (error as NSError).localizedDescription)
             }
+            if let mappingFile, let mapping, !plan.steps.contains(where: { $0.mapping === mappingFile }) {
+                throw CLIError(
+                    .migrationFailed,
+                    "the mapping model \(mapping) fits no step of the migration from '\(plan.source.name)' to '\(destinationName)' (its entities or properties are not those of the versions)")
+            }
             report(plan, to: destinationName)
             guard !plan.steps.isEmpty, !dryRun else { return }
+            let policies = plan.steps.flatMap { $0.mapping.entityMappings ?? [] }.compactMap(\.entityMigrationPolicyClassName).filter { $0 != "NSEntityMigrationPolicy" }
+            guard policies.isEmpty else {
+                throw CLIError(
+                    .migrationFailed,
+                    "the mapping names entity migration policies (\(Set(policies).sorted().joined(separator: ", "))), which are the app's own code: migrate this store from the app (NSEntityMigrationPolicy.registerSubclasses); nothing was changed")
+            }
 
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: destination)
             do {
@@ -87,6 +116,7 @@ struct MigrateCommand: ParsableCommand {
                 progress.becomeCurrent(withPendingUnitCount: 1)
                 let added: NSPersistentStore
                 do {
+                    try coordinator.migrateStore(ofType: type, at: URL(fileURLWithPath: store), configuration: nil, options: options, plan: plan)
                     added = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: URL(fileURLWithPath: store), options: options)
                     progress.resignCurrent()
                     watcher.stop()

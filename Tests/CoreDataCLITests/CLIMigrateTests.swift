@@ -104,4 +104,52 @@ final class CLIMigrateTests: XCTestCase {
         let refused = try CLI.run(["model", package.path, "--changes-from", "Items"])
         assertFailure(refused, status: 9, mentions: "Item.added: String → Date")
     }
+
+    private static let mappingModel = CLI.packageRoot
+        .appendingPathComponent("Tests/CoreDataModelTests/Fixtures/models/CoreDataPlus/V2toV3.xcmappingmodel")
+
+    /// The shipped mapping model without its policy class names: a mapping the CLI can run.
+    private func mappingWithoutPolicies() throws -> String {
+        let folder = CLI.temporaryFolder().appendingPathComponent("NoPolicy.xcmappingmodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let xml = try String(contentsOf: Self.mappingModel.appendingPathComponent("xcmapping.xml"), encoding: .utf8)
+        let stripped = xml.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("migrationpolicyclassname") }.joined(separator: "\n")
+        try stripped.write(to: folder.appendingPathComponent("xcmapping.xml"), atomically: true, encoding: .utf8)
+        return folder.path
+    }
+
+    func testMappingModelRunsItsStep() throws {
+        for type in [NSBinaryStoreType, NSXMLStoreType] {
+            let store = try v1Store(type: type)
+            let model = try package(current: "SampleModel3")
+            let dry = try CLI.run(["migrate", store, "--model", model, "--mapping", Self.mappingModel.path, "--dry-run"])
+            XCTAssertEqual(dry.status, 0, dry.stderr)
+            XCTAssertTrue(dry.stdout.contains("in 2 steps"), dry.stdout)
+            XCTAssertTrue(dry.stdout.contains("SampleModel2 → SampleModel3 (mapping model)"), dry.stdout)
+            XCTAssertTrue(dry.stdout.contains("custom Car (policy REPLACE_AT_RUNTIME.V2to3MakerPolicy)"), dry.stdout)
+
+            let before = try Data(contentsOf: URL(fileURLWithPath: store))
+            let refused = try CLI.run(["migrate", store, "--model", model, "--mapping", Self.mappingModel.path])
+            XCTAssertEqual(refused.status, 9, refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("REPLACE_AT_RUNTIME.V2to3MakerPolicy"), refused.stderr)
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: store)), before, "\(type): a refused migration changes nothing")
+
+            let result = try CLI.run(["migrate", store, "--model", model, "--mapping", try mappingWithoutPolicies()])
+            XCTAssertEqual(result.status, 0, "\(type): \(result.stderr)")
+            XCTAssertTrue(result.stdout.contains("migrated \(store) to version 'SampleModel3'"), result.stdout)
+            XCTAssertTrue(result.stdout.contains("1 LuxuryCar"), result.stdout)
+            XCTAssertTrue(result.stdout.contains("0 Maker"), result.stdout)
+        }
+    }
+
+    func testMappingModelThatFitsNoStepOrCannotBeRead() throws {
+        let store = try v1Store(type: NSBinaryStoreType)
+        let model = try package(current: "SampleModel2")
+        let misfit = try CLI.run(["migrate", store, "--model", model, "--mapping", Self.mappingModel.path, "--dry-run"])
+        XCTAssertEqual(misfit.status, 9, misfit.stderr)
+        XCTAssertTrue(misfit.stderr.contains("fits no step of the migration from 'SampleModel' to 'SampleModel2'"), misfit.stderr)
+        let missing = try CLI.run(["migrate", store, "--model", model, "--mapping", "/nonexistent/X.cdm"])
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(missing.stderr.contains("/nonexistent/X.cdm cannot be read: no file is there"), missing.stderr)
+    }
 }

@@ -26,12 +26,19 @@ package struct MigrationPlan {
     /// - Parameters:
     ///   - store: the store's path, for messages.
     ///   - versions: the model versions known, in version order (``StoreMigration/knownVersions(of:)``).
+    ///   - mappingFolders: where to look for mapping model files (``MappingModelSearch``).
+    ///   - mappingModels: mapping models to use where they fit, before those files.
     ///   - infers: whether a mapping may be inferred when no mapping model is found.
+    ///
+    /// The mapping is, in order of preference: a mapping model from the store's version to the
+    /// destination; a chain through the versions between when a mapping model exists for one of
+    /// its steps (the other steps inferred), since that model is the app's own way through its
+    /// version; an inferred direct mapping; a chain of inferred steps.
     /// - Throws: 134130 when no version matches the store, 134140 when no mapping is found or
     ///   can be inferred (the inference's 134190 error underneath, its changes in `userInfo`).
     package init(
         store: String, metadata: [String: Any], versions: [Version], destination: NSManagedObjectModel,
-        configuration: String?, infers: Bool
+        configuration: String?, mappingFolders: [URL] = [], mappingModels: [NSMappingModel] = [], infers: Bool
     ) throws {
         let destinationName = versions.first { $0.model.versionChecksum == destination.versionChecksum }?.name ?? "current"
         if destination.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) {
@@ -47,9 +54,41 @@ package struct MigrationPlan {
         }
         source = versions[sourceIndex]
         let target: Version = (destinationName, destination)
-        if let mapping = NSMappingModel(from: nil, forSourceModel: source.model, destinationModel: destination) {
+        func mappingModel(_ from: Version, _ to: Version) -> NSMappingModel? {
+            if let given = mappingModels.first(where: { MappingModelSearch.fits($0, from: from.model, to: to.model, names: (from.name, to.name)) }) { return given }
+            return MappingModelSearch.find(in: mappingFolders, from: from.model, to: to.model, names: (from.name, to.name))
+        }
+        if let mapping = mappingModel(source, target) {
             steps = [Step(source: source, destination: target, mapping: mapping, inferred: false)]
             return
+        }
+        let destinationIndex = versions.firstIndex { $0.model.versionChecksum == destination.versionChecksum }
+        if let destinationIndex, destinationIndex > sourceIndex + 1 {
+            let path = (sourceIndex..<destinationIndex).map { index in
+                (versions[index], index + 1 == destinationIndex ? target : versions[index + 1])
+            }
+            let files = path.map { mappingModel($0.0, $0.1) }
+            if files.contains(where: { $0 != nil }) {
+                var chain: [Step] = []
+                for ((from, to), file) in zip(path, files) {
+                    if let file {
+                        chain.append(Step(source: from, destination: to, mapping: file, inferred: false))
+                        continue
+                    }
+                    guard infers else {
+                        throw coreDataError(
+                            NSMigrationMissingMappingModelError,
+                            "the store at \(store) migrates through model version '\(from.name)': no mapping model to version '\(to.name)' was found, and NSInferMappingModelAutomaticallyOption is off")
+                    }
+                    do {
+                        chain.append(Step(source: from, destination: to, mapping: try NSMappingModel.inferredMappingModel(forSourceModel: from.model, destinationModel: to.model), inferred: true))
+                    } catch let refused as NSError {
+                        throw Self.missingMapping("cannot migrate the store at \(store) from model version '\(from.name)' to '\(to.name)'", refused: refused)
+                    }
+                }
+                steps = chain
+                return
+            }
         }
         guard infers else {
             throw coreDataError(
@@ -60,7 +99,6 @@ package struct MigrationPlan {
             steps = [Step(source: source, destination: target, mapping: try NSMappingModel.inferredMappingModel(forSourceModel: source.model, destinationModel: destination), inferred: true)]
         } catch let direct as NSError {
             // No direct mapping: walk the versions between, each step inferred.
-            let destinationIndex = versions.firstIndex { $0.model.versionChecksum == destination.versionChecksum }
             guard let destinationIndex, destinationIndex > sourceIndex + 1,
                   let chain = try? (sourceIndex..<destinationIndex).map({ index in
                       Step(

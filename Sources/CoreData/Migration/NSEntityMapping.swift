@@ -47,6 +47,10 @@ open class NSEntityMapping: NSObject {
     /// The class name of the ``NSEntityMigrationPolicy`` subclass that migrates the objects;
     /// `nil` for the default policy.
     open var entityMigrationPolicyClassName: String?
+    /// Whether the version hashes are Apple's (read from a compiled `.cdm`): the migration does
+    /// not compare those with its models' hashes, which are this library's own until it
+    /// reproduces Apple's (Formats/model-version-hash.md).
+    var versionHashesAreApples = false
 
     public override init() { super.init() }
 

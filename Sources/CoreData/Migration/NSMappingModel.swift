@@ -1,4 +1,5 @@
 import CoreDataModel
+import CoreDataPredicate
 import Foundation
 
 /// How the objects of one model version become objects of another: one entity mapping per
@@ -8,9 +9,9 @@ import Foundation
 /// ``inferredMappingModel(forSourceModel:destinationModel:)`` (lightweight migration) or build
 /// one in code; ``NSMigrationManager`` runs it.
 ///
-/// Linux difference: mapping model files (Xcode's `.xcmappingmodel` and compiled `.cdm`) are not
-/// read yet, so ``init(from:forSourceModel:destinationModel:)`` finds none and returns `nil`, as
-/// Apple's does when a bundle holds no matching mapping model.
+/// Mapping model files: ``init(contentsOf:)`` reads Xcode's `.xcmappingmodel` (the editor's
+/// source) and `.cdm` (the compiled form); ``init(from:forSourceModel:destinationModel:)`` finds
+/// one for a pair of model versions.
 ///
 /// Threading: plain data; do not change it while a migration uses it.
 open class NSMappingModel: NSObject {
@@ -24,15 +25,55 @@ open class NSMappingModel: NSObject {
         return byName
     }
 
+    /// The file the mapping was read from.
+    var fileURL: URL?
+    /// The model versions a `.xcmappingmodel` names (`…/Model.xcdatamodeld/Model 2.xcdatamodel`).
+    var sourceModelPath: String?
+    var destinationModelPath: String?
+
     public override init() { super.init() }
 
-    /// The mapping model in `bundles` between two model versions; `nil` when there is none.
+    /// Reads the mapping model at `url`: Xcode's `.xcmappingmodel` folder or a compiled `.cdm`.
+    /// `nil` when there is no readable mapping model there, as on Apple platforms;
+    /// ``init(validatingContentsOf:)`` says why.
+    public convenience init?(contentsOf url: URL?) {
+        guard let url, let loaded = try? MappingModelFile.load(url) else { return nil }
+        self.init(copying: loaded)
+    }
+
+    /// Reads the mapping model at `url`, throwing what is wrong with it.
     ///
-    /// Mapping model files are not read on Linux yet, so this returns `nil` (see the type's notes);
-    /// code that falls back to ``inferredMappingModel(forSourceModel:destinationModel:)``, as
-    /// Apple's own lightweight migration does, works unchanged.
+    /// Linux addition (Apple's initializer only returns `nil`).
+    /// - Throws: `NSMigrationError` (134110) naming the file and the problem: a missing file, XML
+    ///   or a keyed archive that cannot be decoded (with the line or object number), an archived
+    ///   object of another class than the one expected.
+    public convenience init(validatingContentsOf url: URL) throws {
+        self.init(copying: try MappingModelFile.load(url))
+    }
+
+    private init(copying other: NSMappingModel) {
+        entityMappings = other.entityMappings
+        fileURL = other.fileURL
+        sourceModelPath = other.sourceModelPath
+        destinationModelPath = other.destinationModelPath
+        super.init()
+    }
+
+    /// The mapping model in `bundles` (the main bundle when `nil`) between two model versions;
+    /// `nil` when there is none.
+    ///
+    /// Looks at every `.cdm` and `.xcmappingmodel` in the bundles' resources and takes the first
+    /// that fits both models (``MappingModelSearch``). Linux difference: Apple matches the entity
+    /// version hashes recorded in a compiled mapping model, which are Apple's own hashes (not yet
+    /// computed here), so the fit is checked by names instead: every entity mapping's source
+    /// entity is one of `sourceModel`'s, and they are all of its entities; its destination entity
+    /// is one of `destinationModel`'s; every property it maps is one of the destination entity's;
+    /// every `$source.key` it reads is a property of the source entity.
     public convenience init?(from bundles: [Bundle]?, forSourceModel sourceModel: NSManagedObjectModel?, destinationModel: NSManagedObjectModel?) {
-        return nil
+        guard let sourceModel, let destinationModel else { return nil }
+        let folders = (bundles ?? [Bundle.main]).compactMap(\.resourceURL)
+        guard let found = MappingModelSearch.find(in: folders, from: sourceModel, to: destinationModel) else { return nil }
+        self.init(copying: found)
     }
 
     /// Infers the mapping of a lightweight migration from the differences between two models.

@@ -1,3 +1,5 @@
+import CoreDataBinaryFormat
+import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataStorage
 import Foundation
@@ -7,19 +9,26 @@ import Foundation
 ///
 /// Matches Apple's `NSMigrationManager` and its three stages: instances (one destination object
 /// per source object, attributes set), relationships (destinations re-linked through the map of
-/// source to destination objects), validation (every destination object's mandatory properties
-/// checked). The source store is opened read-only and never changed; the destination is saved in
-/// batches and deleted when the migration fails, so a failed migration leaves nothing behind.
+/// source to destination objects), validation (every destination object checked against the
+/// model). The source store is opened read-only and never changed; the destination is deleted
+/// when the migration fails, so a failed migration leaves nothing behind.
 ///
-/// Linux differences: entity migration policies (custom entity mappings) and value expressions
-/// other than Apple's inferred forms (`$source.key`, `FUNCTION($source, "valueForKey:", …)`,
-/// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", …)`)
-/// and constants are refused with `NSMigrationError` naming the mapping. Objects keep their
-/// primary keys where the destination store hands out the same ones.
+/// A mapping runs one of two ways:
+/// - *Rows* (what inferred mappings and plain copies need): no entity migration policy, and value
+///   expressions of Apple's inferred forms (`$source.key`, `FUNCTION($source, "valueForKey:", …)`,
+///   `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", …)`)
+///   or constants. Records are rewritten batch by batch without managed objects; objects keep
+///   their primary keys where the destination store hands out the same ones.
+///   Memory: 16 bytes per object (its source and destination keys) and one batch of 10,000 rows
+///   (a destination whose saves rewrite it whole, as the XML store's do, takes every row in one save).
+/// - *Objects* (anything else): Apple's algorithm over ``sourceContext`` and
+///   ``destinationContext``, with each mapping's ``NSEntityMigrationPolicy`` (found by class
+///   name through its registry) and value expressions evaluated with `$manager`, `$source`,
+///   `$destination`, `$entityMapping`, `$propertyMapping` and `$entityPolicy`. Memory: every
+///   object of the migration at once, as Apple's manager.
 ///
-/// Threading: one migration at a time per manager; it blocks the calling thread.
-/// Memory: 16 bytes per object (its source and destination keys) and one batch of 10,000 rows
-/// (a destination whose saves rewrite it whole, as the XML store's do, takes every row in one save).
+/// Threading: one migration at a time per manager; it blocks the calling thread, and its
+/// contexts are used on that thread (policies run there too).
 open class NSMigrationManager: NSObject {
     /// The model the source store was saved with.
     public let sourceModel: NSManagedObjectModel
@@ -28,21 +37,34 @@ open class NSMigrationManager: NSObject {
     /// The mapping of the running (or last) migration.
     public private(set) var mappingModel: NSMappingModel?
     /// The entity mapping being run.
-    public private(set) var currentEntityMapping: NSEntityMapping?
+    public internal(set) var currentEntityMapping: NSEntityMapping?
     /// How far the running migration is, from 0 to 1.
-    public private(set) var migrationProgress: Float = 0
+    public internal(set) var migrationProgress: Float = 0
     /// Values for the developer's own use.
     open var userInfo: [AnyHashable: Any]?
 
-    private var cancellation: Error?
+    /// The context the source objects are fetched into while a mapping with entity migration
+    /// policies or general value expressions runs (read-only; confinement, used on the
+    /// migration's thread). Outside such a migration it has no store.
+    public internal(set) var sourceContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+    /// The context destination objects are created in while a mapping with entity migration
+    /// policies or general value expressions runs; saved to the destination store at the end.
+    public internal(set) var destinationContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+    /// Which source objects became which destination objects, per entity mapping.
+    var associations = MigrationAssociations()
+    /// Whether the store type's own migration manager is used; there is none on Linux: every
+    /// store type migrates through this class.
+    open var usesStoreSpecificMigrationManager = false
+
+    var cancellation: Error?
     /// The running migration's progress: a child of the `Progress` current when
     /// ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``
     /// was called, so cancelling that progress cancels the migration.
-    private var progress: Progress?
+    var progress: Progress?
     /// Objects the last migration wrote, by destination entity; the in-place migration checks
     /// the staging store holds exactly these before it installs it.
-    private(set) var migratedObjectCounts: [String: Int] = [:]
-    private static let progressUnits: Int64 = 1_000
+    var migratedObjectCounts: [String: Int] = [:]
+    static let progressUnits: Int64 = 1_000
 
     /// Creates a manager for one pair of model versions.
     public init(sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel) {
@@ -75,6 +97,7 @@ open class NSMigrationManager: NSObject {
             throw coreDataError(NSMigrationMissingMappingModelError, "no mapping model was given for the migration of \(sourceURL.path)")
         }
         mappingModel = mapping
+        mapping.resolveGeneratedExpressions(from: sourceModel, to: destinationModel)
         migrationProgress = 0
         cancellation = nil
         let progress = Progress(totalUnitCount: Self.progressUnits)
@@ -103,6 +126,15 @@ open class NSMigrationManager: NSObject {
         if destinationType != NSInMemoryStoreType, fileSystem.fileExists(destinationURL.path) {
             throw coreDataError(NSMigrationManagerDestinationStoreError, "cannot migrate into \(destinationURL.path): a file is already there")
         }
+        // Between binary stores, a mapping that moves values as they are rewrites the records
+        // themselves into the new file (Formats/migration.md §5).
+        if sourceType == NSBinaryStoreType, destinationType == NSBinaryStoreType, let binary = source.engine as? BinaryStore,
+           !ObjectGraphMigration.isNeeded(for: mapping), let transcoding = try recordTranscoding(mapping, from: binary) {
+            try exportRecords(from: binary, by: transcoding, to: destinationURL, configuration: configuration, in: fileSystem)
+            migrationProgress = 1
+            progress.completedUnitCount = Self.progressUnits
+            return
+        }
         let destinationCoordinator = NSPersistentStoreCoordinator(managedObjectModel: destinationModel)
         var writeOptions = destinationOptions ?? [:]
         writeOptions[NSMigratePersistentStoresAutomaticallyOption] = false
@@ -120,7 +152,11 @@ open class NSMigrationManager: NSObject {
             throw coreDataError(NSMigrationManagerDestinationStoreError, "cannot make the destination store at \(destinationURL.path): \(error.localizedDescription)", [NSUnderlyingErrorKey: error])
         }
         do {
-            try run(mapping, from: source.engine, to: destination.engine)
+            if ObjectGraphMigration.isNeeded(for: mapping) {
+                try runWithObjects(mapping, from: source, to: destination)
+            } else {
+                try run(mapping, from: source.engine, to: destination.engine)
+            }
             try destinationCoordinator.remove(destination)
         } catch {
             if destinationCoordinator.persistentStores.contains(where: { $0 === destination }) { try? destinationCoordinator.remove(destination) }
@@ -149,7 +185,7 @@ open class NSMigrationManager: NSObject {
 
     /// One entity mapping ready to run: its entities, its objects' keys, and per destination slot
     /// where the value comes from.
-    private struct Plan {
+    struct Plan {
         let mapping: NSEntityMapping
         let source: NSEntityDescription
         let destination: NSEntityDescription
@@ -195,8 +231,7 @@ open class NSMigrationManager: NSObject {
         var done: Float = 0
         var total = Float(max(1, plans.count))
         func advance(_ amount: Float) throws {
-            if let cancellation { throw cancellation }
-            if let progress, progress.isCancelled { throw coreDataError(NSMigrationCancelledError, "the migration was cancelled; the source store is unchanged") }
+            try checkCancellation()
             done += amount
             migrationProgress = min(0.99, done / total)
             progress?.completedUnitCount = Int64(Double(migrationProgress) * Double(Self.progressUnits))
@@ -226,14 +261,7 @@ open class NSMigrationManager: NSObject {
             return StoreObjectID(entityName: name, primaryKey: key)
         }
 
-        try mapStoreError { () throws(StoreError) in
-            var metadata = try destination.metadata()
-            for (key, value) in try source.metadata().values
-            where ![NSStoreUUIDKey, NSStoreTypeKey, NSStoreModelVersionHashesKey, NSStoreModelVersionIdentifiersKey].contains(key) {
-                metadata[key] = value
-            }
-            try destination.setMetadata(metadata)
-        }
+        try copyMetadata(from: source, to: destination)
 
         // Relationships, values and validation, batch by batch.
         let batchSize = destination.savesWholeStore ? Int.max : Self.batchSize
@@ -322,7 +350,7 @@ open class NSMigrationManager: NSObject {
     }
 
     /// The slots of the mandatory attributes and to-one relationships the validation stage checks.
-    private func mandatorySlots(of entity: NSEntityDescription) -> [(Int, NSPropertyDescription)] {
+    func mandatorySlots(of entity: NSEntityDescription) -> [(Int, NSPropertyDescription)] {
         let layout = entity.propertyLayout
         var mandatory: [(Int, NSPropertyDescription)] = []
         for property in entity.properties where !property.isOptional && !property.isTransient {
@@ -383,14 +411,14 @@ open class NSMigrationManager: NSObject {
     }
 
     /// Resolves an entity mapping against the two models; `nil` for one that moves no objects.
-    private func plan(for mapping: NSEntityMapping) throws -> Plan? {
+    func plan(for mapping: NSEntityMapping) throws -> Plan? {
         switch mapping.mappingType {
         case .addEntityMappingType, .removeEntityMappingType, .undefinedEntityMappingType:
             return nil
         case .customEntityMappingType:
-            throw coreDataError(
-                NSEntityMigrationPolicyError,
-                "entity mapping \(mapping.name ?? "") is custom (policy \(mapping.entityMigrationPolicyClassName ?? "none")); entity migration policies are not supported on Linux yet")
+            // ObjectGraphMigration.isNeeded sends a mapping with a custom entity mapping to the
+            // object path, so the row path never gets one.
+            preconditionFailure("CoreData: the row migration was given the custom entity mapping \(mapping.name ?? "")")
         case .copyEntityMappingType, .transformEntityMappingType:
             break
         }
@@ -400,7 +428,7 @@ open class NSMigrationManager: NSObject {
         guard let destinationName = mapping.destinationEntityName, let destinationEntity = destinationModel.entitiesByName[destinationName] else {
             throw coreDataError(NSMigrationError, "entity mapping \(mapping.name ?? "") names destination entity '\(mapping.destinationEntityName ?? "")', which the destination model does not have")
         }
-        if let hash = mapping.sourceEntityVersionHash, hash != sourceEntity.versionHash {
+        if !mapping.versionHashesAreApples, let hash = mapping.sourceEntityVersionHash, hash != sourceEntity.versionHash {
             throw coreDataError(NSMigrationMissingSourceModelError, "entity mapping \(mapping.name ?? "") was made for another version of source entity '\(sourceName)'")
         }
         guard !sourceEntity.isAbstract else { return nil }
@@ -444,7 +472,7 @@ open class NSMigrationManager: NSObject {
         return plan
     }
 
-    private func migrationError(_ description: String, object: StoreObjectID, property: String) -> NSError {
+    func migrationError(_ description: String, object: StoreObjectID, property: String) -> NSError {
         coreDataError(NSMigrationError, description, [NSValidationKeyErrorKey: property, "sourceObject": object.description])
     }
 }

@@ -20,7 +20,16 @@ extension NSPersistentStoreCoordinator {
         let plan = try MigrationPlan(
             store: url.path, metadata: metadata, versions: StoreMigration.knownVersions(of: managedObjectModel),
             destination: managedObjectModel, configuration: configuration,
+            mappingFolders: StoreMigration.mappingFolders(of: managedObjectModel),
             infers: (options[NSInferMappingModelAutomaticallyOption] as? Bool) ?? false)
+        try migrateInPlace(
+            ofType: storeType, at: url, configuration: configuration, options: options,
+            steps: plan.steps.map { ($0.source.model, $0.destination.model, $0.mapping) })
+    }
+
+    /// Migrates the store at `url` in place along `plan` (the CLI plans with a mapping model file
+    /// of its own before it migrates).
+    package func migrateStore(ofType storeType: String, at url: URL, configuration: String?, options: [AnyHashable: Any], plan: MigrationPlan) throws {
         try migrateInPlace(
             ofType: storeType, at: url, configuration: configuration, options: options,
             steps: plan.steps.map { ($0.source.model, $0.destination.model, $0.mapping) })

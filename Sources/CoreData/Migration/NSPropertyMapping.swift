@@ -15,6 +15,10 @@ open class NSPropertyMapping: NSObject {
     open var valueExpression: NSExpression?
     /// Values for the developer's own use.
     open var userInfo: [AnyHashable: Any]?
+    /// Whether the expression is left for the migration to generate, as Xcode's compiler does for
+    /// a property the mapping editor left empty: read the source property of the same name, if
+    /// the source entity has one (``NSMappingModel/resolveGeneratedExpressions(from:to:)``).
+    var generatesExpression = false
 
     public override init() { super.init() }
 

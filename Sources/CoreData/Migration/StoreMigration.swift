@@ -63,6 +63,16 @@ package enum StoreMigration {
 
     /// Every version of the model package `model` was loaded from, in version order, then the
     /// packages among the main bundle's resources; empty when the model came from elsewhere.
+    /// Where mapping model files for `model`'s versions are looked for: the folder of the
+    /// model's `.xcdatamodeld` (Xcode projects keep `.xcmappingmodel` files beside it) and the
+    /// main bundle's resources (where Apple looks for `.cdm` files).
+    package static func mappingFolders(of model: NSManagedObjectModel) -> [URL] {
+        var folders: [URL] = []
+        if let package = model.versionPackageURL { folders.append(package.deletingLastPathComponent()) }
+        if let resources = Bundle.main.resourceURL { folders.append(resources) }
+        return folders
+    }
+
     package static func knownVersions(of model: NSManagedObjectModel) -> [(name: String, model: NSManagedObjectModel)] {
         var packages: [URL] = []
         if let url = model.versionPackageURL { packages.append(url) }

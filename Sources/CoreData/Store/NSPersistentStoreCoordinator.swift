@@ -268,7 +268,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private static func migratesAutomatically(_ storeType: String, _ options: [AnyHashable: Any]?) -> Bool {
         guard (options?[NSMigratePersistentStoresAutomaticallyOption] as? Bool) == true,
               (options?[NSReadOnlyPersistentStoreOption] as? Bool) != true else { return false }
-        return [NSBinaryStoreType, NSSQLiteStoreType, NSXMLStoreType].contains(storeType)
+        if [NSBinaryStoreType, NSSQLiteStoreType, NSXMLStoreType].contains(storeType) { return true }
+        // An atomic store's data is the file at its URL, so it migrates as the file stores do
+        // (into a staging file, installed by rename). An incremental store's data may live
+        // anywhere: its migration stays the app's (NSMigrationManager), as on Apple platforms.
+        if case .storeClass(let storeClass)? = StoreTypeRegistry.registration(for: storeType), storeClass is NSAtomicStore.Type { return true }
+        return false
     }
 
     private static func hashes(of entities: [NSEntityDescription]) -> [String: Data] {

@@ -5,8 +5,21 @@ enum FunctionEvaluator {
     /// `FUNCTION(receiver, 'name', arguments…)`: the receiver answers through
     /// ``PredicateFunctionReceiver``; otherwise nil (there is no Objective-C messaging on Linux).
     static func call(_ name: String, receiver: Any?, arguments: [Any?]) -> Any? {
-        guard let receiver = ValueKinds.unwrap(receiver) as? PredicateFunctionReceiver else { return nil }
-        return ValueKinds.unwrap(receiver.predicateFunction(name, arguments: arguments))
+        let receiver = ValueKinds.unwrap(receiver)
+        if let receiver = receiver as? PredicateFunctionReceiver, let value = ValueKinds.unwrap(receiver.predicateFunction(name, arguments: arguments)) {
+            return value
+        }
+        // Every Objective-C object answers key-value coding's two messages; mapping models call
+        // them (`FUNCTION($source, "valueForKey:", "name")`), so they read through the key path
+        // reader whatever the receiver.
+        switch name {
+        case "valueForKey:", "valueForKeyPath:":
+            guard arguments.count == 1, let key = arguments[0].flatMap(ValueKinds.string), let receiver else { return nil }
+            let components = name == "valueForKey:" ? [key] : NSExpression.components(of: key)
+            return KeyPathReader.value(of: receiver, components: components[...])
+        default:
+            return nil
+        }
     }
 
     /// A built-in function by its selector-style name; nil for unknown names.

@@ -49,7 +49,8 @@ enum MappingDescription {
     static func lines(_ mapping: NSMappingModel, from sourceModel: NSManagedObjectModel, indent: String) -> [String] {
         (mapping.entityMappings ?? []).map { entityMapping in
             let changes = Self.changes(entityMapping, from: sourceModel)
-            return "\(indent)\(kind(entityMapping.mappingType)) \(entities(entityMapping))" + (changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))
+            let policy = entityMapping.entityMigrationPolicyClassName.map { " (policy \($0))" } ?? ""
+            return "\(indent)\(kind(entityMapping.mappingType)) \(entities(entityMapping))\(policy)" + (changes.isEmpty ? "" : ": " + changes.joined(separator: "; "))
         }
     }
 }

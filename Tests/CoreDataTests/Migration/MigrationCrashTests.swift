@@ -4,11 +4,13 @@ import CoreDataTestSupport
 import Foundation
 import XCTest
 
-/// The crash and fault suites over a migration: the sample store (v1) is opened with v2 and
-/// migrates in place; the process crashes at every file operation of that (each power-loss
-/// policy applied to the disk), or the operation fails with EIO or ENOSPC. Afterwards the store
-/// is always whole: either still v1 with every object, or v2 with every object migrated, never
-/// neither and never a mix; and opening it with v2 then migrates (or just opens) it.
+/// The crash and fault suites over a migration: the sample store (v1) is opened with v2 (an
+/// inferred migration, by rows) or with v3 (v1 → v2 inferred, then v2 → v3 through the shipped
+/// `V2toV3.xcmappingmodel` and its entity migration policy, by managed objects) and migrates in
+/// place; the process crashes at every file operation of that (each power-loss policy applied to
+/// the disk), or the operation fails with EIO or ENOSPC. Afterwards the store is always whole:
+/// either still v1 with every object, or at the target version with every object migrated, never
+/// neither and never a mix; and opening it with the target then migrates (or just opens) it.
 final class MigrationCrashTests: XCTestCase {
     private let path = "/stores/Sample.store"
     private var url: URL { URL(fileURLWithPath: path) }
@@ -20,6 +22,22 @@ final class MigrationCrashTests: XCTestCase {
         guard let copy = try? MigrationFixtures.samplePackage(current: "SampleModel2") else { return nil }
         return NSManagedObjectModel(contentsOf: copy)
     }()
+    /// v3 from a package with the shipped mapping model beside it.
+    private static let v3: NSManagedObjectModel? = {
+        guard let copy = try? MigrationFixtures.samplePackage(current: "SampleModel3") else { return nil }
+        let mapping = MigrationFixtures.samplePackage.deletingLastPathComponent().appendingPathComponent("V2toV3.xcmappingmodel")
+        guard (try? FileManager.default.copyItem(at: mapping, to: copy.deletingLastPathComponent().appendingPathComponent("V2toV3.xcmappingmodel"))) != nil else { return nil }
+        return NSManagedObjectModel(contentsOf: copy)
+    }()
+
+    /// The version a workload migrates to.
+    private enum Target: String, CaseIterable { case v2, v3 }
+    private static func model(_ target: Target) -> NSManagedObjectModel? { target == .v2 ? v2 : v3 }
+
+    override class func setUp() {
+        super.setUp()
+        NSEntityMigrationPolicy.registerSubclasses(V2to3MakerPolicy.self)
+    }
 
     private func options(_ fileSystem: any StoreFileSystem, migrate: Bool) -> [AnyHashable: Any] {
         [PrivateStoreOption.fileSystem: fileSystem, NSMigratePersistentStoresAutomaticallyOption: migrate, NSInferMappingModelAutomaticallyOption: migrate]
@@ -51,16 +69,16 @@ final class MigrationCrashTests: XCTestCase {
         return fileSystem.currentImage
     }
 
-    /// Opens with v2 and migration on, then closes.
-    private func migrate(_ type: String, on fileSystem: any StoreFileSystem) throws {
-        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try XCTUnwrap(Self.v2))
+    /// Opens with the target version and migration on, then closes.
+    private func migrate(_ type: String, to target: Target, on fileSystem: any StoreFileSystem) throws {
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try XCTUnwrap(Self.model(target)))
         let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options(fileSystem, migrate: true))
         try coordinator.remove(store)
     }
 
-    /// What a recovered disk holds: nil when it is whole (v1 or v2, every object), else the problem.
-    private func check(_ type: String, _ fileSystem: any StoreFileSystem) -> String? {
-        guard let v1 = Self.v1, let v2 = Self.v2 else { return "models missing" }
+    /// What a recovered disk holds: nil when it is whole (v1 or the target, every object), else the problem.
+    private func check(_ type: String, to target: Target, _ fileSystem: any StoreFileSystem) -> String? {
+        guard let v1 = Self.v1, let v2 = Self.model(target) else { return "models missing" }
         let metadata: [String: Any]
         do {
             metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url, options: options(fileSystem, migrate: false))
@@ -69,17 +87,20 @@ final class MigrationCrashTests: XCTestCase {
         }
         let isV2 = v2.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
         guard isV2 || v1.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else { return "the store is neither v1 nor v2" }
-        if let problem = contents(type, fileSystem, model: isV2 ? v2 : v1, expensive: isV2 ? "LuxuryCar" : "ExpensiveSportCar") { return "\(isV2 ? "v2" : "v1"): \(problem)" }
+        if let problem = contents(type, fileSystem, model: isV2 ? v2 : v1, expensive: isV2 ? "LuxuryCar" : "ExpensiveSportCar", makers: isV2 && target == .v3) {
+            return "\(isV2 ? target.rawValue : "v1"): \(problem)"
+        }
         guard !isV2 else { return nil }
         do {
-            try migrate(type, on: fileSystem)
+            try migrate(type, to: target, on: fileSystem)
         } catch {
             return "the recovered v1 store does not migrate: \(error)"
         }
-        return contents(type, fileSystem, model: v2, expensive: "LuxuryCar").map { "after migrating the recovered store: \($0)" }
+        return contents(type, fileSystem, model: v2, expensive: "LuxuryCar", makers: target == .v3).map { "after migrating the recovered store: \($0)" }
     }
 
-    private func contents(_ type: String, _ fileSystem: any StoreFileSystem, model: NSManagedObjectModel, expensive: String) -> String? {
+    /// nil when the store holds the sample's objects (and, at v3, the Makers the policy made).
+    private func contents(_ type: String, _ fileSystem: any StoreFileSystem, model: NSManagedObjectModel, expensive: String, makers: Bool) -> String? {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         do {
             let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options(fileSystem, migrate: false))
@@ -97,6 +118,10 @@ final class MigrationCrashTests: XCTestCase {
                     if names != ["Ada", "Grace"] || plates != ["A-1", "E-1", "S-1"] || special.count != 1 || owner != "Grace" {
                         problem = "objects differ: people \(names), cars \(plates), \(expensive) \(special.count) owned by \(owner ?? "nobody")"
                     }
+                    if makers {
+                        let made = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Maker")).compactMap { $0.value(forKey: "name") as? String }.sorted()
+                        if made != ["Ferrari", "Fiat"] { problem = "the policy's Makers differ: \(made)" }
+                    }
                 } catch {
                     problem = "fetch failed: \(error)"
                 }
@@ -109,43 +134,43 @@ final class MigrationCrashTests: XCTestCase {
 
     /// The v1 disk, and a file system over it where the migration ran without a fault (its
     /// trace names each operation; its count bounds the fault points).
-    private func baseline(_ type: String) throws -> (DiskImage, FaultInjectingFileSystem) {
+    private func baseline(_ type: String, to target: Target) throws -> (DiskImage, FaultInjectingFileSystem) {
         let image = try v1Image(type)
         let clean = FaultInjectingFileSystem(image: image)
-        try migrate(type, on: clean)
-        XCTAssertNil(check(type, clean), type)
+        try migrate(type, to: target, on: clean)
+        XCTAssertNil(check(type, to: target, clean), "\(type) to \(target)")
         return (image, clean)
     }
 
     func testCrashAtEveryOperationOfAMigration() throws {
         var report: [String] = []
-        for type in [NSBinaryStoreType, NSXMLStoreType] {
-            let (image, clean) = try baseline(type)
+        for type in [NSBinaryStoreType, NSXMLStoreType] { for target in Target.allCases {
+            let (image, clean) = try baseline(type, to: target)
             let operations = clean.operationCount
             var failures: [String] = []
             var scenarios = 0
             for crash in 1...operations {
                 let fileSystem = FaultInjectingFileSystem(image: image, plan: .crash(at: crash))
-                XCTAssertThrowsError(try migrate(type, on: fileSystem), "\(type): crash at op \(crash) did not stop the migration")
+                XCTAssertThrowsError(try migrate(type, to: target, on: fileSystem), "\(type) to \(target): crash at op \(crash) did not stop the migration")
                 let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions, .tearLastWrite(seed: UInt64(crash)),
                                                    .randomSubset(seed: UInt64(crash)), .randomSubset(seed: UInt64(crash) &* 7_919 &+ 1)]
                 for policy in policies {
                     scenarios += 1
-                    if let problem = check(type, FaultInjectingFileSystem(image: fileSystem.powerLoss(policy))) {
-                        failures.append("\(type) crash at op \(crash) (\(clean.operations[crash - 1])), \(policy): \(problem)")
+                    if let problem = check(type, to: target, FaultInjectingFileSystem(image: fileSystem.powerLoss(policy))) {
+                        failures.append("\(type) to \(target) crash at op \(crash) (\(clean.operations[crash - 1])), \(policy): \(problem)")
                     }
                 }
             }
-            report.append("\(type): \(scenarios) scenarios (\(operations) operations × 6 power-loss policies)")
+            report.append("\(type) to \(target): \(scenarios) scenarios (\(operations) operations × 6 power-loss policies)")
             XCTAssertTrue(failures.isEmpty, failures.prefix(10).joined(separator: "\n") + (failures.count > 10 ? "\n… \(failures.count) in all" : ""))
-        }
+        } }
         print("migration crash suite: " + report.joined(separator: "; "))
     }
 
     func testIOErrorAtEveryOperationOfAMigration() throws {
         var report: [String] = []
-        for type in [NSBinaryStoreType, NSXMLStoreType] {
-            let (image, clean) = try baseline(type)
+        for type in [NSBinaryStoreType, NSXMLStoreType] { for target in Target.allCases {
+            let (image, clean) = try baseline(type, to: target)
             let operations = clean.operationCount
             var failures: [String] = []
             var scenarios = 0
@@ -154,20 +179,20 @@ final class MigrationCrashTests: XCTestCase {
                     scenarios += 1
                     let fileSystem = FaultInjectingFileSystem(image: image, plan: .fail(code: code, at: failing, persistent: false))
                     do {
-                        try migrate(type, on: fileSystem)
+                        try migrate(type, to: target, on: fileSystem)
                     } catch let error as NSError {
-                        if error.localizedDescription.isEmpty { failures.append("\(type) \(FaultPlan.name(of: code)) at op \(failing): an error without a message") }
+                        if error.localizedDescription.isEmpty { failures.append("\(type) to \(target) \(FaultPlan.name(of: code)) at op \(failing): an error without a message") }
                     }
                     // The same process goes on: the store is whole, and migrates (again) if it is still v1.
                     fileSystem.setPlan(.none)
-                    if let problem = check(type, fileSystem) {
-                        failures.append("\(type) \(FaultPlan.name(of: code)) at op \(failing) (\(clean.operations[failing - 1])): \(problem)")
+                    if let problem = check(type, to: target, fileSystem) {
+                        failures.append("\(type) to \(target) \(FaultPlan.name(of: code)) at op \(failing) (\(clean.operations[failing - 1])): \(problem)")
                     }
                 }
             }
-            report.append("\(type): \(scenarios) scenarios (\(operations) operations × EIO, ENOSPC)")
+            report.append("\(type) to \(target): \(scenarios) scenarios (\(operations) operations × EIO, ENOSPC)")
             XCTAssertTrue(failures.isEmpty, failures.prefix(10).joined(separator: "\n") + (failures.count > 10 ? "\n… \(failures.count) in all" : ""))
-        }
+        } }
         print("migration fault suite: " + report.joined(separator: "; "))
     }
 }
