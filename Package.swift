@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataTestSupport"]
+            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataTestSupport"]
         ),
         .testTarget(
             name: "CoreDataPageCodecTests",

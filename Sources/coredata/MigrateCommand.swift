@@ -99,7 +99,7 @@ struct MigrateCommand: ParsableCommand {
             }
             report(plan, to: destinationName)
             guard !plan.steps.isEmpty, !dryRun else { return }
-            let policies = plan.steps.flatMap { $0.mapping.entityMappings ?? [] }.compactMap(\.entityMigrationPolicyClassName).filter { $0 != "NSEntityMigrationPolicy" }
+            let policies = plan.steps.flatMap { $0.mapping.entityMappings ?? [] }.compactMap(\.entityMigrationPolicyClassName).filter { !$0.isEmpty && $0 != "NSEntityMigrationPolicy" }
             guard policies.isEmpty else {
                 throw CLIError(
                     .migrationFailed,

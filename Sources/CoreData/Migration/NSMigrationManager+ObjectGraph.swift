@@ -230,10 +230,16 @@ extension NSMigrationManager {
             try policy.endRelationshipCreation(forMapping: entityMapping, manager: self)
             try advance()
         }
-        // Validation: the policies' own, then the model's rules for every object made.
+        // Validation: the policies' own, each mapping's end, then (as Apple's save does) the
+        // model's rules for every object made.
         for (entityMapping, policy) in zip(mappings, policies) {
             currentEntityMapping = entityMapping
             try policy.performCustomValidation(forMapping: entityMapping, manager: self)
+        }
+        for (entityMapping, policy) in zip(mappings, policies) {
+            currentEntityMapping = entityMapping
+            try policy.end(entityMapping, manager: self)
+            try advance()
         }
         currentEntityMapping = nil
         let made = destinationContext.insertedObjects.sorted { ($0.entity.name ?? "") < ($1.entity.name ?? "") }
@@ -244,12 +250,6 @@ extension NSMigrationManager {
                 throw validationFailure(of: object, error)
             }
         }
-        for (entityMapping, policy) in zip(mappings, policies) {
-            currentEntityMapping = entityMapping
-            try policy.end(entityMapping, manager: self)
-            try advance()
-        }
-        currentEntityMapping = nil
 
         try copyMetadata(from: source.engine, to: destination.engine)
         var counts: [String: Int] = [:]
@@ -350,7 +350,7 @@ extension NSMigrationManager {
             throw coreDataError(NSMigrationError, "entity mapping \(mapping.name ?? "") names destination entity '\(name)', which the destination model does not have")
         }
         let destination = NSManagedObject(entity: entity, insertInto: destinationContext)
-        for propertyMapping in mapping.attributeMappings ?? [] {
+        for propertyMapping in Self.attributeMappings(of: mapping, destination: entity) {
             guard let key = propertyMapping.name, let expression = propertyMapping.valueExpression else { continue }
             guard let attribute = entity.attributesByName[key] else {
                 throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(key): the destination entity \(name) has no attribute '\(key)'", [NSValidationKeyErrorKey: key])
@@ -382,7 +382,7 @@ extension NSMigrationManager {
     func createDefaultRelationships(for destination: NSManagedObject, in mapping: NSEntityMapping, policy: NSEntityMigrationPolicy) throws {
         let source = sourceInstances(forEntityMappingName: mapping.name ?? "", destinationInstances: [destination]).first
         let entity = destination.entity
-        for propertyMapping in mapping.relationshipMappings ?? [] {
+        for propertyMapping in Self.relationshipMappings(of: mapping, destination: entity) {
             guard let key = propertyMapping.name, let expression = propertyMapping.valueExpression else { continue }
             guard let relationship = entity.relationshipsByName[key] else {
                 throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(key): the destination entity \(entity.name ?? "") has no relationship '\(key)'", [NSValidationKeyErrorKey: key])

@@ -33,8 +33,10 @@ extension NSMigrationManager {
             let target = destination.entities[destinationID]
             var columnOfSource: [String: Int] = [:]
             var fills: [(column: Int, value: [UInt8])] = []
+            // Two mappings naming one destination property: the row path lets the last win.
+            var filled = Set<Int>()
             for attribute in plan.attributes {
-                guard let column = target.index(of: attribute.attribute.name) else { return nil }
+                guard let column = target.index(of: attribute.attribute.name), filled.insert(column).inserted else { return nil }
                 if let from = attribute.from {
                     guard columnOfSource.updateValue(column, forKey: from) == nil else { return nil }
                     if !attribute.fallback.isNull, let bytes = RecordCodec.encodedValue(attribute.fallback) { fills.append((column, bytes)) }
@@ -45,7 +47,7 @@ extension NSMigrationManager {
             }
             for relationship in plan.relationships {
                 guard let old = plan.source.relationshipsByName[relationship.from], old.isToMany == relationship.relationship.isToMany,
-                      let column = target.index(of: relationship.relationship.name),
+                      let column = target.index(of: relationship.relationship.name), filled.insert(column).inserted,
                       columnOfSource.updateValue(column, forKey: relationship.from) == nil
                 else { return nil }
             }
@@ -60,8 +62,9 @@ extension NSMigrationManager {
         return RecordTranscoding(destination: destination, entities: entities, referenceTargets: referenceTargets)
     }
 
-    /// Writes the migrated store at `url` by rewriting the source's records, then checks it
-    /// opens and holds what was written.
+    /// Writes the migrated store at `url` by rewriting the source's records (through the
+    /// source store's file layer, which the in-place migration shares with the destination).
+    /// A failed or cancelled export leaves no file at `url`.
     func exportRecords(from source: BinaryStore, by transcoding: RecordTranscoding, to url: URL, configuration: String?, in fileSystem: any StoreFileSystem) throws {
         var metadata = try mapStoreError { () throws(StoreError) in try source.metadata() }
         let members = destinationModel.entities(forConfigurationName: configuration) ?? destinationModel.entities
@@ -89,11 +92,18 @@ extension NSMigrationManager {
                 NSMigrationError,
                 "\(missing.destinationEntity).\(missing.property) is mandatory, and the object \(missing.sourceEntity) \(missing.primaryKey) has no value for it",
                 [NSValidationKeyErrorKey: missing.property, "sourceObject": "\(missing.sourceEntity) \(missing.primaryKey)"])
+        } catch StoreError.corrupt(let detail) {
+            throw coreDataError(NSMigrationManagerSourceStoreError, "the source store is damaged, so it was not migrated: \(detail)")
         } catch let error as StoreError {
             throw coreDataError(NSMigrationManagerDestinationStoreError, "cannot write the migrated store at \(url.path): \(error)", [NSUnderlyingErrorKey: error as NSError])
         }
+        do {
+            try checkCancellation()
+        } catch {
+            try? StoreMigration.removeFiles(of: url.path, in: fileSystem)
+            throw error
+        }
         migratedObjectCounts = [:]
         for (entityID, count) in counts { migratedObjectCounts[transcoding.destination.entities[entityID].name] = count }
-        try checkCancellation()
     }
 }

@@ -73,6 +73,16 @@ open class NSMigrationManager: NSObject {
         super.init()
     }
 
+    /// Forgets the associations of source and destination objects and the migration contexts
+    /// (Apple's `reset()`), so the manager can run another migration.
+    open func reset() {
+        associations = MigrationAssociations()
+        sourceContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        destinationContext = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        currentEntityMapping = nil
+        migrationProgress = 0
+    }
+
     /// Asks the running migration to stop; it throws `error` at its next batch. Cancelling the
     /// `Progress` that was current when the migration started stops it too, with
     /// `NSMigrationCancelledError` (134120).
@@ -128,7 +138,8 @@ open class NSMigrationManager: NSObject {
         }
         // Between binary stores, a mapping that moves values as they are rewrites the records
         // themselves into the new file (Formats/migration.md §5).
-        if sourceType == NSBinaryStoreType, destinationType == NSBinaryStoreType, let binary = source.engine as? BinaryStore,
+        if sourceType == NSBinaryStoreType, destinationType == NSBinaryStoreType, destinationOptions?[NSStoreUUIDKey] == nil,
+           let binary = source.engine as? BinaryStore,
            !ObjectGraphMigration.isNeeded(for: mapping), let transcoding = try recordTranscoding(mapping, from: binary) {
             try exportRecords(from: binary, by: transcoding, to: destinationURL, configuration: configuration, in: fileSystem)
             migrationProgress = 1
@@ -436,9 +447,7 @@ open class NSMigrationManager: NSObject {
             mapping: mapping, source: sourceEntity, destination: destinationEntity,
             sourceLayout: sourceEntity.propertyLayout, destinationLayout: destinationEntity.propertyLayout)
         let layout = destinationEntity.propertyLayout
-        let attributeMappings = mapping.mappingType == .copyEntityMappingType && mapping.attributeMappings == nil
-            ? destinationEntity.attributesByName.keys.map { NSPropertyMapping(name: $0, valueExpression: NSPropertyMapping.readingSource($0)) }
-            : mapping.attributeMappings ?? []
+        let attributeMappings = Self.attributeMappings(of: mapping, destination: destinationEntity)
         for propertyMapping in attributeMappings {
             guard let name = propertyMapping.name, let attribute = destinationEntity.attributesByName[name], !attribute.isTransient,
                   let slot = layout.slot(of: name) else { continue }
@@ -457,9 +466,7 @@ open class NSMigrationManager: NSObject {
                 plan.attributes.append((slot, attribute, nil, nil, .null, fallback))
             }
         }
-        let relationshipMappings = mapping.mappingType == .copyEntityMappingType && mapping.relationshipMappings == nil
-            ? destinationEntity.relationshipsByName.keys.map { NSPropertyMapping(name: $0, valueExpression: NSPropertyMapping.migratedDestinations(relationship: $0)) }
-            : mapping.relationshipMappings ?? []
+        let relationshipMappings = Self.relationshipMappings(of: mapping, destination: destinationEntity)
         for propertyMapping in relationshipMappings {
             guard let name = propertyMapping.name, let relationship = destinationEntity.relationshipsByName[name], !relationship.isTransient,
                   let slot = layout.slot(of: name) else { continue }
@@ -470,6 +477,20 @@ open class NSMigrationManager: NSObject {
             plan.relationships.append((slot, relationship, key, sourceEntity.propertyLayout.slot(of: key)))
         }
         return plan
+    }
+
+    /// A mapping's attribute mappings; a copy mapping without any reads every attribute of its
+    /// destination entity from the source property of the same name.
+    static func attributeMappings(of mapping: NSEntityMapping, destination: NSEntityDescription) -> [NSPropertyMapping] {
+        guard mapping.mappingType == .copyEntityMappingType, mapping.attributeMappings == nil else { return mapping.attributeMappings ?? [] }
+        return destination.attributesByName.keys.sorted().map { NSPropertyMapping(name: $0, valueExpression: NSPropertyMapping.readingSource($0)) }
+    }
+
+    /// A mapping's relationship mappings; a copy mapping without any maps every relationship of
+    /// its destination entity to the migrated destinations of the source relationship.
+    static func relationshipMappings(of mapping: NSEntityMapping, destination: NSEntityDescription) -> [NSPropertyMapping] {
+        guard mapping.mappingType == .copyEntityMappingType, mapping.relationshipMappings == nil else { return mapping.relationshipMappings ?? [] }
+        return destination.relationshipsByName.keys.sorted().map { NSPropertyMapping(name: $0, valueExpression: NSPropertyMapping.migratedDestinations(relationship: $0)) }
     }
 
     func migrationError(_ description: String, object: StoreObjectID, property: String) -> NSError {

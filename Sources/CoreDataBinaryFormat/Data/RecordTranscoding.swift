@@ -80,16 +80,18 @@ extension RecordCodec {
     ///   destination property empty.
     /// Complexity: O(record bytes + destination columns filled).
     public static func transcode(
-        _ bytes: [UInt8], from start: Int, to end: Int, source: Catalog, by plan: RecordTranscoding, into writer: inout ByteWriter
+        _ bytes: [UInt8], from start: Int, to end: Int, source: Catalog, by plan: RecordTranscoding,
+        isLive: (_ entityID: Int, _ key: Int64) -> Bool = { _, _ in true }, into writer: inout ByteWriter
     ) throws -> (entityID: Int, key: Int64)? {
         var transcoder = RecordTranscoder(plan: plan, source: source)
-        return try transcoder.transcode(bytes, from: start, to: end, into: &writer)
+        return try transcoder.transcode(bytes, from: start, to: end, isLive: isLive, into: &writer)
     }
 
     /// The checked rewrite: slower, but it words every error. The transcoder's raw pass hands
     /// it what it does not accept at once.
     static func transcodeChecked(
-        _ bytes: [UInt8], from start: Int, to end: Int, source: Catalog, by plan: RecordTranscoding, into writer: inout ByteWriter
+        _ bytes: [UInt8], from start: Int, to end: Int, source: Catalog, by plan: RecordTranscoding,
+        isLive: (_ entityID: Int, _ key: Int64) -> Bool, into writer: inout ByteWriter
     ) throws -> (entityID: Int, key: Int64)? {
         var reader = ByteReader(bytes, from: start, to: end)
         let head = try header(&reader, catalog: source)
@@ -114,8 +116,12 @@ extension RecordCodec {
             case .reference, .references:
                 let targets = try references(tag, &reader, source: source)
                 guard column >= 0 else { continue }
+                // As the row path: a target that is not migrated, or not a live object (a
+                // reference a No Action delete left behind), is dropped.
                 let kept = targets.compactMap { target -> (Int, UInt64)? in
-                    guard target.entityID < plan.referenceTargets.count, plan.referenceTargets[target.entityID] >= 0 else { return nil }
+                    guard target.entityID < plan.referenceTargets.count, plan.referenceTargets[target.entityID] >= 0,
+                          isLive(target.entityID, Int64(target.key))
+                    else { return nil }
                     return (plan.referenceTargets[target.entityID], target.key)
                 }
                 if tag == .reference && kept.isEmpty { continue }
@@ -129,6 +135,9 @@ extension RecordCodec {
                 rewritten.append(value.bytes)
                 fields.append((column, rewritten[rewritten.count - 1][...]))
             default:
+                // Decoded as a fetch would decode it, so that damage is reported, not copied.
+                var value = ByteReader(bytes, from: valueStart, to: end)
+                _ = try RecordCodec.value(&value, catalog: source)
                 try skipValue(tag, &reader)
                 if column >= 0 { fields.append((column, bytes[valueStart..<reader.position])) }
             }
@@ -210,11 +219,19 @@ public struct RecordTranscoder {
     }
 
     /// See ``RecordCodec/transcode(_:from:to:source:by:into:)``.
-    public mutating func transcode(_ bytes: [UInt8], from start: Int, to end: Int, into writer: inout ByteWriter) throws -> (entityID: Int, key: Int64)? {
-        switch raw(bytes, from: start, to: end, into: &writer) {
+    ///
+    /// - Parameter isLive: whether the source object a reference names (source entity ID, key)
+    ///   exists: references to others are dropped.
+    public mutating func transcode(
+        _ bytes: [UInt8], from start: Int, to end: Int, isLive: (_ entityID: Int, _ key: Int64) -> Bool, into writer: inout ByteWriter
+    ) throws -> (entityID: Int, key: Int64)? {
+        let mark = writer.bytes.count
+        switch raw(bytes, from: start, to: end, isLive: isLive, into: &writer) {
         case .written(let entityID, let key): return (entityID, key)
         case .skipped: return nil
-        case .declined: return try RecordCodec.transcodeChecked(bytes, from: start, to: end, source: source, by: plan, into: &writer)
+        case .declined:
+            writer.bytes.removeSubrange(mark...)
+            return try RecordCodec.transcodeChecked(bytes, from: start, to: end, source: source, by: plan, isLive: isLive, into: &writer)
         }
     }
 
@@ -225,7 +242,7 @@ public struct RecordTranscoder {
         case declined
     }
 
-    private mutating func raw(_ bytes: [UInt8], from start: Int, to end: Int, into writer: inout ByteWriter) -> Outcome {
+    private mutating func raw(_ bytes: [UInt8], from start: Int, to end: Int, isLive: (Int, Int64) -> Bool, into writer: inout ByteWriter) -> Outcome {
         let limit = min(end, bytes.count)
         guard start >= 0, start < limit else { return .declined }
         fields.removeAll(keepingCapacity: true)
@@ -266,8 +283,9 @@ public struct RecordTranscoder {
                         guard let target = cursor.varint(), target < UInt64(source.entities.count),
                               let targetKey = cursor.varint(), targetKey >= 1, targetKey <= UInt64(BinaryStoreLayout.largestPrimaryKey)
                         else { return .declined }
+                        guard Int(target) < plan.referenceTargets.count else { return .declined }
                         let mapped = plan.referenceTargets[Int(target)]
-                        guard mapped >= 0 else { continue }
+                        guard mapped >= 0, isLive(Int(target), Int64(targetKey)) else { continue }
                         kept += 1
                         Self.varint(UInt64(mapped), into: &scratch)
                         Self.varint(targetKey, into: &scratch)
@@ -281,6 +299,14 @@ public struct RecordTranscoder {
                         continue
                     }
                     fields.append((column, -1, scratchStart, scratch.count))
+                case .decimal, .uri:
+                    // Rare: the checked pass parses them as the decoder does.
+                    return .declined
+                case .string:
+                    guard RecordCodec.skipRaw(tag, &cursor) else { return .declined }
+                    // The text is copied, not decoded: check it is UTF-8 as a fetch would.
+                    guard Self.isUTF8(base, from: valueStart + 1, to: cursor.position) else { return .declined }
+                    if column >= 0 { fields.append((column, 0, valueStart, cursor.position)) }
                 default:
                     guard RecordCodec.skipRaw(tag, &cursor) else { return .declined }
                     if column >= 0 { fields.append((column, 0, valueStart, cursor.position)) }
@@ -308,6 +334,15 @@ public struct RecordTranscoder {
             }
             return .written(entity.destinationEntityID, Int64(key))
         }
+    }
+
+    /// Whether the string value at `start` (its length varint, then its bytes) is valid UTF-8.
+    private static func isUTF8(_ base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Bool {
+        var cursor = RawCursor(base: base, position: start, end: end)
+        guard let length = cursor.varint(), length == UInt64(end - cursor.position) else { return false }
+        let text = UnsafeBufferPointer(start: base + cursor.position, count: end - cursor.position)
+        if text.allSatisfy({ $0 < 0x80 }) { return true }
+        return !Swift.transcode(text.makeIterator(), from: UTF8.self, to: UTF32.self, stoppingOnError: true, into: { _ in })
     }
 
     private static func varint(_ value: UInt64, into bytes: inout [UInt8]) {

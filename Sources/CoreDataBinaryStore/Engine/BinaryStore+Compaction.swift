@@ -30,29 +30,40 @@ extension BinaryStore {
         }
     }
 
+    /// A new, empty data file at `path` (any file there is removed first) for a store written
+    /// whole: its header (this store's, at today's target page size), a page writer after it and
+    /// a page packer. Compaction and a migration's record rewrite (`export`) write such files.
+    ///
+    /// Every page is rewritten, so at today's target size (§2, §10): a store made with larger
+    /// pages gets the smaller ones that point reads want.
+    func startRewrittenFile(at path: String, generation: UInt64) throws(StoreError) -> (any StoreFile, FileHeader, PageBatchWriter, DataPagePacker) {
+        var newHeader = header
+        newHeader.pageSize = UInt32(BinaryStoreLayout.targetPageSize)
+        newHeader.formatVersion = BinaryStoreLayout.formatVersion
+        var prefix = newHeader.encoded()
+        prefix.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - prefix.count))
+        let file: any StoreFile
+        do {
+            if fileSystem.fileExists(path) { try fileSystem.remove(path) }
+            file = try fileSystem.open(path, create: true, readOnly: false)
+        } catch {
+            throw Self.ioError(error)
+        }
+        // Pages are encoded on every core; a page's offset is known once its batch is encoded.
+        let writer = PageBatchWriter(file: file, generation: generation, at: 0, prefix: prefix)
+        return (file, newHeader, writer, DataPagePacker(targetPageSize: Int(newHeader.pageSize)))
+    }
+
     private func compactLocked(progress: BinaryStoreProgress?) throws(StoreError) {
         let temporary = path + "-compact"
         let generation = root.generation + 1
         let current = try rw.withReadLock { () throws(StoreError) -> (ObjectIndex, Catalog, StoreMetadata) in (try loadedIndex(), catalog, metadataValue) }
-        // Compaction rewrites every page, so it writes them at today's target size (§2, §10): a
-        // store made with larger pages gets the smaller ones that point reads want.
-        var compactedHeader = header
-        compactedHeader.pageSize = UInt32(BinaryStoreLayout.targetPageSize)
-        var prefix = compactedHeader.encoded()
-        prefix.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - prefix.count))
-        let file: any StoreFile
-        do {
-            if fileSystem.fileExists(temporary) { try fileSystem.remove(temporary) }
-            file = try fileSystem.open(temporary, create: true, readOnly: false)
-        } catch {
-            throw Self.ioError(error)
-        }
+        let (file, compactedHeader, firstWriter, firstPacker) = try startRewrittenFile(at: temporary, generation: generation)
+        var writer = firstWriter
+        var packer = firstPacker
         var installed = false
         defer { if !installed { file.close() } }
-        // Pages are encoded on every core; a page's offset is known once its batch is encoded.
-        var writer = PageBatchWriter(file: file, generation: generation, at: 0, prefix: prefix)
         var newIndex = ObjectIndex()
-        var packer = DataPagePacker(targetPageSize: Int(compactedHeader.pageSize))
         var counter = ProgressCounter(total: current.0.liveCount, report: progress)
         // One read lock for the copy (saves and checkpoints wait on `commitLock`, held here; other
         // readers share it), and each source page looked up once for its run of records.

@@ -31,26 +31,18 @@ extension BinaryStore {
         drainGroupCommits()
         let index = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
         let source = rw.withReadLock { catalog }
-        var exportHeader = header
-        exportHeader.pageSize = UInt32(BinaryStoreLayout.targetPageSize)
-        exportHeader.formatVersion = BinaryStoreLayout.formatVersion
-        var prefix = exportHeader.encoded()
-        prefix.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - prefix.count))
-        let file: any StoreFile
-        do {
-            if fileSystem.fileExists(path) { try fileSystem.remove(path) }
-            file = try fileSystem.open(path, create: true, readOnly: false)
-        } catch {
-            throw Self.ioError(error)
+        guard path != self.path, path != logPath else {
+            throw StoreError.io(detail: "a store cannot be exported onto its own files (\(path))")
         }
+        let (file, _, firstWriter, firstPacker) = try startRewrittenFile(at: path, generation: 1)
+        var writer = firstWriter
+        var packer = firstPacker
         var complete = false
         defer {
             file.close()
             if !complete { try? fileSystem.remove(path) }
         }
-        var writer = PageBatchWriter(file: file, generation: 1, at: 0, prefix: prefix)
         var newIndex = ObjectIndex()
-        var packer = DataPagePacker(targetPageSize: Int(exportHeader.pageSize))
         var counter = ProgressCounter(total: index.liveCount, report: progress)
         var counts: [Int: Int] = [:]
         var record = ByteWriter()
@@ -68,7 +60,9 @@ extension BinaryStore {
                     record.bytes.removeAll(keepingCapacity: true)
                     let written: (entityID: Int, key: Int64)?
                     do {
-                        written = try transcoder.transcode(bytes, from: range.lowerBound, to: range.upperBound, into: &record)
+                        written = try transcoder.transcode(
+                            bytes, from: range.lowerBound, to: range.upperBound,
+                            isLive: { entityID, key in (index.location(entityID: entityID, key: key) ?? 0) != 0 }, into: &record)
                     } catch let error as BinaryFormatError {
                         throw StoreError.corrupt(detail: "the record of \(source.entities[entityID].name) \(table.keys[position]) at \(RecordLocation(raw: location)): \(error)")
                     }

@@ -1,4 +1,5 @@
 import CoreData
+import CoreDataBinaryStore
 import Foundation
 import XCTest
 
@@ -80,6 +81,8 @@ final class RecordRewriteMigrationTests: XCTestCase {
             from: source, sourceType: NSBinaryStoreType, with: try NSMappingModel.inferredMappingModel(forSourceModel: from, destinationModel: to),
             toDestinationURL: destination, destinationType: NSBinaryStoreType)
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path + "-wal"), "no log: the records were rewritten into the file")
+        let verification = BinaryStore.verify(path: destination.path)
+        XCTAssertEqual(verification.issues, [], "every page, record and index entry of the rewritten file checks out")
         XCTAssertEqual(manager.migrationProgress, 1)
         let (container, context) = try MigrationFixtures.open(destination, type: NSBinaryStoreType, model: to)
         XCTAssertEqual(try MigrationFixtures.objects("Book", sortedBy: "title", in: context).count, 2_500)
@@ -113,5 +116,42 @@ final class RecordRewriteMigrationTests: XCTestCase {
             XCTAssertTrue(error.localizedDescription.hasSuffix("has no value for it"), error.localizedDescription)
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path), "a failed rewrite leaves no file")
+    }
+
+    /// More references than a one-byte count holds, and a reference a No Action delete left
+    /// behind: the first are all kept, the second dropped, as the row path does.
+    func testLongReferenceListsAndDanglingReferences() throws {
+        let from = try MigrationFixtures.model("""
+            <entity name="Shelf"><relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="shelf" inverseEntity="Book"/><relationship name="favourite" optional="YES" maxCount="1" deletionRule="No Action" destinationEntity="Book"/></entity>
+            <entity name="Book"><attribute name="title" optional="YES" attributeType="String"/><relationship name="shelf" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Shelf" inverseName="books" inverseEntity="Shelf"/></entity>
+            """)
+        let to = try MigrationFixtures.model("""
+            <entity name="Shelf"><attribute name="label" optional="YES" attributeType="String"/><relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="shelf" inverseEntity="Book"/><relationship name="favourite" optional="YES" maxCount="1" deletionRule="No Action" destinationEntity="Book"/></entity>
+            <entity name="Book"><attribute name="title" optional="YES" attributeType="String"/><relationship name="shelf" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Shelf" inverseName="books" inverseEntity="Shelf"/></entity>
+            """)
+        let folder = try MigrationFixtures.folder()
+        let source = folder.appendingPathComponent("v1.store")
+        try MigrationFixtures.fill(source, type: NSBinaryStoreType, model: from) { context in
+            let shelf = insert("Shelf", [:], into: context)
+            for index in 0..<300 { _ = insert("Book", ["title": String(format: "b%03d", index), "shelf": shelf], into: context) }
+            shelf.setValue(insert("Book", ["title": "gone"], into: context), forKey: "favourite")
+        }
+        try MigrationFixtures.fill(source, type: NSBinaryStoreType, model: from) { context in
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Book")
+            request.predicate = NSPredicate(format: "title == 'gone'")
+            for book in try context.fetch(request) { context.delete(book) }
+        }
+        let destination = folder.appendingPathComponent("v2.store")
+        try NSMigrationManager(sourceModel: from, destinationModel: to).migrateStore(
+            from: source, sourceType: NSBinaryStoreType, with: try NSMappingModel.inferredMappingModel(forSourceModel: from, destinationModel: to),
+            toDestinationURL: destination, destinationType: NSBinaryStoreType)
+        XCTAssertEqual(BinaryStore.verify(path: destination.path).issues, [])
+        let (container, context) = try MigrationFixtures.open(destination, type: NSBinaryStoreType, model: to)
+        let shelves = try MigrationFixtures.objects("Shelf", sortedBy: "label", in: context)
+        context.performAndWait {
+            XCTAssertEqual((shelves.first?.value(forKey: "books") as? Set<NSManagedObject>)?.count, 300, "a list of 300 references arrives whole")
+            XCTAssertNil(shelves.first?.value(forKey: "favourite"), "a reference to a deleted object is dropped")
+        }
+        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
     }
 }
