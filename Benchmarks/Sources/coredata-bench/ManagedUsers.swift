@@ -63,6 +63,50 @@ final class ManagedUsers {
         return total
     }
 
+    /// Counts what a fetched-results controller delivers.
+    final class ChangeCounter: NSFetchedResultsControllerDelegate {
+        var changes = 0
+        func controller(_ controller: NSFetchedResultsController<NSFetchRequestResult>, didChange anObject: Any, at indexPath: IndexPath?, for type: NSFetchedResultsChangeType, newIndexPath: IndexPath?) {
+            changes += 1
+        }
+    }
+
+    /// A fetched-results controller over every user sorted by name; `prepare` runs its fetch,
+    /// then `body` gets a closure that makes `updates` single-object changes (each its own event:
+    /// a change, then `processPendingChanges()`), of the score (the object stays in place) or,
+    /// with `moving`, of the name (the object moves). Returns the changes delivered.
+    func fetchedResultsUpdates(_ updates: Int, moving: Bool, measure: (() throws -> Void) throws -> Void) throws -> Int {
+        let context = container.newBackgroundContext()
+        let counter = ChangeCounter()
+        var failure: Error?
+        context.performAndWait {
+            do {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "User")
+                request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+                let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
+                controller.delegate = counter
+                try controller.performFetch()
+                let objects = controller.fetchedObjects ?? []
+                let step = max(1, objects.count / max(1, updates))
+                try measure {
+                    for index in 0..<min(updates, objects.count) {
+                        let object = objects[(index * step) % objects.count]
+                        if moving {
+                            object.setValue("moved \(index)", forKey: "name")
+                        } else {
+                            object.setValue(Double(index), forKey: "score")
+                        }
+                        context.processPendingChanges()
+                    }
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return counter.changes
+    }
+
     func close() throws {
         for store in container.persistentStoreCoordinator.persistentStores {
             try container.persistentStoreCoordinator.remove(store)

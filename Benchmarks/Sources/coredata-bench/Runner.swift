@@ -15,7 +15,7 @@ final class Runner {
     private let selected: Set<String>?
 
     /// The workloads, in run order; `--only` takes these keys.
-    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml", "migration", "open"]
+    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml", "migration", "frc", "open"]
     /// Phases run only when `--only` names them: `open` repeats main's open for a run at 10M
     /// objects without the rest of main.
     static let onRequest: Set<String> = ["open"]
@@ -51,6 +51,7 @@ final class Runner {
                     case "xml": try xmlPhase(side)
                     case "open": try openPhase(side)
                     case "migration": try migrationPhase(side)
+                    case "frc": try fetchedResultsPhase(side)
                     default: try managedPhase(side)
                     }
                 }
@@ -421,6 +422,29 @@ final class Runner {
             note(migrateName, "SQLite: ALTER TABLE ADD COLUMN + RENAME COLUMN (schema only, no row rewritten)")
             db.close()
         }
+    }
+
+    /// Issue 16's fetched-results controller target: 10,000 single-object updates against
+    /// 100,000 fetched objects, each its own change event, counted as the delegate receives them;
+    /// once changing an attribute the results are not sorted by (updates in place), once the sort
+    /// key (moves). Ours only: SQLite has no such layer.
+    private func fetchedResultsPhase(_ side: Side) throws {
+        guard side == .ours else { return }
+        let count = min(objects, 100_000)
+        let updates = min(10_000, count)
+        let scratch = Scratch("frc")
+        defer { scratch.remove() }
+        let managed = try ManagedUsers(path: scratch.file("users.store"), model: model)
+        try managed.insert(Array(users[..<count]), batch: 10_000)
+        for moving in [false, true] {
+            let name = "fetched-results controller: \(updates) single-object \(moving ? "moves" : "updates") against \(count) objects"
+            var delivered = 0
+            delivered = try managed.fetchedResultsUpdates(updates, moving: moving) { body in
+                try record(name, side, operations: updates, unit: "changes") { try body() }
+            }
+            if delivered != updates { note(name, "delivered \(delivered) changes for \(updates) updates") }
+        }
+        try managed.close()
     }
 
     private func walSize(_ path: String) -> Int {

@@ -82,6 +82,7 @@ extension NSManagedObjectContext {
         guard !changeNotice.isEmpty else { return }
         let notice = changeNotice
         changeNotice = PendingChangeNotice()
+        changeNoticeGeneration &+= 1
         // Built with the key type `userInfo` has, so posting does not convert the dictionary.
         var info: [AnyHashable: Any] = [:]
         if !notice.inserted.isEmpty { info[NSInsertedObjectsKey] = Set(notice.inserted.values) }

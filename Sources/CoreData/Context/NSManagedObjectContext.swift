@@ -87,6 +87,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
     /// Changes not yet announced by `NSManagedObjectContextObjectsDidChange` (``processPendingChanges()``).
     var changeNotice = PendingChangeNotice()
+    /// Counts the change notices posted (``processPendingChanges()``).
+    var changeNoticeGeneration = 0
     /// Whether a main-queue context has queued a ``processPendingChanges()`` call.
     var changeNoticeScheduled = false
     var pendingDeleted: [ObjectIdentifier: NSManagedObject] = [:]
@@ -304,11 +306,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Called by objects when a property changes.
+    ///
+    /// As Apple's, each event in which an object changes reports it updated (an object inserted
+    /// in an earlier event too), so observers such as a fetched-results controller see every
+    /// change, not only the first since the last save.
     func objectDidChange(_ object: NSManagedObject) {
-        guard !object.isInserted, !object.isDeleted else { return }
-        if pendingUpdated.updateValue(object, forKey: ObjectIdentifier(object)) == nil {
-            noteObjectsChanged(updated: [object])
-        }
+        guard !object.isDeleted else { return }
+        if !object.isInserted { pendingUpdated[ObjectIdentifier(object)] = object }
+        guard object.notedChangeGeneration != changeNoticeGeneration else { return }
+        object.notedChangeGeneration = changeNoticeGeneration
+        noteObjectsChanged(updated: [object])
     }
 
     /// The object with an ID: the registered one, or a fault for it. Never `nil`; a fault whose
@@ -457,6 +464,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingUpdated = [:]
         pendingDeleted = [:]
         changeNotice = PendingChangeNotice()
+        changeNoticeGeneration &+= 1
     }
 
     /// Throws away unsaved changes: inserted objects leave, deleted ones come back, changed
@@ -481,6 +489,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingDeleted = [:]
         // What was rolled back is not announced: the objects are gone or back as they were.
         changeNotice = PendingChangeNotice()
+        changeNoticeGeneration &+= 1
     }
 
     /// Turns an object back into a fault (dropping unsaved changes unless `flag`), or re-reads it.

@@ -48,6 +48,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// Attribute slots (below 64) changed since the last save or fetch, one bit each: setting an
     /// attribute marks a bit instead of hashing its name into a set.
     var changedSlots: UInt64 = 0
+    /// The context's change-notice generation in which this object was last reported updated,
+    /// so a run of `setValue` calls in one event notes it once.
+    var notedChangeGeneration = -1
     /// Other keys changed since the last save or fetch (relationships, slots from 64 on).
     var changedOtherKeys: Set<String> = []
 
