@@ -181,4 +181,54 @@ final class FetchedResultsControllerTests: XCTestCase {
             XCTAssertEqual(controller.fetchedObjects?.last, objects[0])
         }
     }
+
+    /// Another context's saves reach the controller through merging, manual
+    /// (`mergeChanges(fromContextDidSave:)`) or automatic: its inserts arrive as inserts, its
+    /// updates as updates or moves, its deletes as deletes.
+    func testOtherContextsSavesArriveThroughMerging() throws {
+        for automatic in [false, true] {
+            let container = try StoreKind.binary.makeContainer()
+            let viewer = container.newBackgroundContext()
+            viewer.automaticallyMergesChangesFromParent = automatic
+            let writer = container.newBackgroundContext()
+            let recorder = Recorder()
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Book")
+            request.sortDescriptors = [NSSortDescriptor(key: "pages", ascending: true)]
+            let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: viewer, sectionNameKeyPath: nil, cacheName: nil)
+            controller.delegate = recorder
+            try viewer.performAndWait { try controller.performFetch() }
+
+            let saved = NotificationRecorder(name: .NSManagedObjectContextDidSave, object: writer)
+            func merge() throws {
+                if automatic {
+                    viewer.performAndWait {}  // the merge was queued on the viewer's queue
+                } else {
+                    let note = try XCTUnwrap(saved.notifications.last)
+                    viewer.performAndWait { viewer.mergeChanges(fromContextDidSave: note) }
+                }
+            }
+            try writer.performAndWait {
+                _ = book("p", pages: 20, in: writer)
+                _ = book("q", pages: 10, in: writer)
+                try writer.save()
+            }
+            try merge()
+            viewer.performAndWait {
+                XCTAssertEqual(titles(controller), ["q", "p"], "automatic: \(automatic)")
+                XCTAssertTrue(recorder.calls.contains("insert q -→0.0"), "automatic: \(automatic): \(recorder.calls)")
+            }
+            recorder.calls = []
+            try writer.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Book")
+                request.predicate = NSPredicate(format: "title == 'q'")
+                try writer.fetch(request).first?.setValue(Int32(30), forKey: "pages")
+                try writer.save()
+            }
+            try merge()
+            viewer.performAndWait {
+                XCTAssertEqual(titles(controller), ["p", "q"], "automatic: \(automatic)")
+                XCTAssertEqual(recorder.calls, ["will", "move q 0.0→0.1", "did"], "automatic: \(automatic)")
+            }
+        }
+    }
 }

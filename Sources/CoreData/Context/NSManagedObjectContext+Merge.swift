@@ -8,9 +8,12 @@ extension NSNotification.Name {
 }
 
 extension NSManagedObjectContext {
-    /// Brings another context's saved changes into this one: updated objects are refreshed
-    /// (keeping this context's own unsaved changes on top), deleted objects leave the context,
-    /// and `NSManagedObjectContextObjectsDidChange` is posted. Call it on this context's queue.
+    /// Brings another context's saved changes into this one, as Apple's does: inserted objects
+    /// are registered here (as faults), updated objects are refreshed (keeping this context's
+    /// own unsaved changes on top), deleted objects leave the context, and
+    /// `NSManagedObjectContextObjectsDidChange` is posted with them under ``NSInsertedObjectsKey``,
+    /// ``NSRefreshedObjectsKey`` and ``NSDeletedObjectsKey`` (so a fetched-results controller on
+    /// this context shows another context's inserts). Call it on this context's queue.
     public func mergeChanges(fromContextDidSave notification: Notification) {
         let info = notification.userInfo ?? [:]
         func ids(_ objectsKey: String, _ idsKey: String) -> [NSManagedObjectID] {
@@ -18,6 +21,7 @@ extension NSManagedObjectContext {
             return ((info[objectsKey] as? Set<NSManagedObject>) ?? []).map(\.objectID)
         }
         applyMerge(
+            inserted: ids(NSInsertedObjectsKey, NSInsertedObjectIDsKey),
             updated: ids(NSUpdatedObjectsKey, NSUpdatedObjectIDsKey),
             deleted: ids(NSDeletedObjectsKey, NSDeletedObjectIDsKey))
     }
@@ -39,15 +43,23 @@ extension NSManagedObjectContext {
                     }
                 }
                 context.applyMerge(
+                    inserted: ids([NSInsertedObjectsKey, NSInsertedObjectIDsKey]),
                     updated: ids([NSUpdatedObjectsKey, NSUpdatedObjectIDsKey]),
                     deleted: ids([NSDeletedObjectsKey, NSDeletedObjectIDsKey]))
             }
         }
     }
 
-    func applyMerge(updated: [NSManagedObjectID], deleted: [NSManagedObjectID]) {
+    func applyMerge(inserted: [NSManagedObjectID] = [], updated: [NSManagedObjectID], deleted: [NSManagedObjectID]) {
         var refreshed: [NSManagedObject] = []
         var removed: [NSManagedObject] = []
+        // Another context's new objects, registered here as faults (a temporary ID cannot be
+        // read from a store: those are skipped).
+        var added: [NSManagedObject] = []
+        for id in inserted where !id.isTemporaryID {
+            if registered[id] != nil { continue }
+            added.append(object(with: id))
+        }
         for id in deleted {
             guard let object = registered[id] else { continue }
             registered[id] = nil
@@ -75,8 +87,9 @@ extension NSManagedObjectContext {
             refresh(object, mergeChanges: object.hasChanges)
             refreshed.append(object)
         }
-        guard !refreshed.isEmpty || !removed.isEmpty else { return }
+        guard !refreshed.isEmpty || !removed.isEmpty || !added.isEmpty else { return }
         var info: [String: Any] = [:]
+        if !added.isEmpty { info[NSInsertedObjectsKey] = Set(added) }
         if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = Set(refreshed) }
         if !removed.isEmpty { info[NSDeletedObjectsKey] = Set(removed) }
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info)
@@ -93,9 +106,10 @@ extension NSManagedObjectContext {
             forName: .coordinatorDidSaveObjectIDs, object: coordinator, queue: nil
         ) { [weak self] note in
             guard let self, (note.userInfo?["context"] as AnyObject?) !== self else { return }
+            let inserted = Array((note.userInfo?[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID>) ?? [])
             let updated = Array((note.userInfo?[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID>) ?? [])
             let deleted = Array((note.userInfo?[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID>) ?? [])
-            self.perform { self.applyMerge(updated: updated, deleted: deleted) }
+            self.perform { self.applyMerge(inserted: inserted, updated: updated, deleted: deleted) }
         }
     }
 }
