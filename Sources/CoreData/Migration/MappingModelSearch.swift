@@ -27,11 +27,13 @@ enum MappingModelSearch {
     static func find(
         in folders: [URL], from source: NSManagedObjectModel, to destination: NSManagedObjectModel, names: (source: String, destination: String)? = nil
     ) -> NSMappingModel? {
-        for url in files(in: folders) {
-            guard let mapping = try? MappingModelFile.load(url) else { continue }
-            if fits(mapping, from: source, to: destination, names: names) { return mapping }
-        }
-        return nil
+        load(in: folders).first { fits($0, from: source, to: destination, names: names) }
+    }
+
+    /// Every readable mapping model in `folders`, read once for a search over several pairs of
+    /// versions; a file that cannot be read is skipped.
+    static func load(in folders: [URL]) -> [NSMappingModel] {
+        files(in: folders).compactMap { try? MappingModelFile.load($0) }
     }
 
     /// `Model 2` for `…/Model.xcdatamodeld/Model 2.xcdatamodel`.

@@ -54,9 +54,10 @@ package struct MigrationPlan {
         }
         source = versions[sourceIndex]
         let target: Version = (destinationName, destination)
+        // The files are read once for every pair of versions the plan tries.
+        let candidates = mappingModels + MappingModelSearch.load(in: mappingFolders)
         func mappingModel(_ from: Version, _ to: Version) -> NSMappingModel? {
-            if let given = mappingModels.first(where: { MappingModelSearch.fits($0, from: from.model, to: to.model, names: (from.name, to.name)) }) { return given }
-            return MappingModelSearch.find(in: mappingFolders, from: from.model, to: to.model, names: (from.name, to.name))
+            candidates.first { MappingModelSearch.fits($0, from: from.model, to: to.model, names: (from.name, to.name)) }
         }
         if let mapping = mappingModel(source, target) {
             steps = [Step(source: source, destination: target, mapping: mapping, inferred: false)]

@@ -71,22 +71,6 @@ extension RecordCodec {
         }
     }
 
-    /// Rewrites the row record in `bytes[start..<end]` (written against `source`) by `plan` into
-    /// `writer`; returns the destination entity ID and the key, or `nil` (nothing written) for a
-    /// record whose entity is not migrated or a tombstone.
-    ///
-    /// - Throws: ``BinaryFormatError`` for a damaged record (as ``decode(_:from:to:catalog:layouts:)``
-    ///   words it); ``RecordTranscoding/MissingValue`` for a record that leaves a mandatory
-    ///   destination property empty.
-    /// Complexity: O(record bytes + destination columns filled).
-    public static func transcode(
-        _ bytes: [UInt8], from start: Int, to end: Int, source: Catalog, by plan: RecordTranscoding,
-        isLive: (_ entityID: Int, _ key: Int64) -> Bool = { _, _ in true }, into writer: inout ByteWriter
-    ) throws -> (entityID: Int, key: Int64)? {
-        var transcoder = RecordTranscoder(plan: plan, source: source)
-        return try transcoder.transcode(bytes, from: start, to: end, isLive: isLive, into: &writer)
-    }
-
     /// The checked rewrite: slower, but it words every error. The transcoder's raw pass hands
     /// it what it does not accept at once.
     static func transcodeChecked(
@@ -218,8 +202,14 @@ public struct RecordTranscoder {
         self.source = source
     }
 
-    /// See ``RecordCodec/transcode(_:from:to:source:by:into:)``.
+    /// Rewrites the row record in `bytes[start..<end]` (written against ``source``) by ``plan``
+    /// into `writer`; returns the destination entity ID and the key, or `nil` (nothing written)
+    /// for a record whose entity is not migrated or a tombstone.
     ///
+    /// - Throws: ``BinaryFormatError`` for a damaged record (as `RecordCodec.decode` words it);
+    ///   ``RecordTranscoding/MissingValue`` for a record that leaves a mandatory destination
+    ///   property empty.
+    /// Complexity: O(record bytes + destination columns filled).
     /// - Parameter isLive: whether the source object a reference names (source entity ID, key)
     ///   exists: references to others are dropped.
     public mutating func transcode(
