@@ -38,6 +38,15 @@ enum ModelXMLDocument {
                 .malformedFile, "not well-formed XML: byte \(badOffset) (0x\(String(data[data.startIndex + badOffset], radix: 16, uppercase: true))) is not valid UTF-8",
                 file: file, line: lines.line(ofOffset: badOffset))
         }
+        // FoundationXML on Linux reads a processing instruction's content with strlen, and
+        // libxml2 hands it none for `<?name?>` (a declaration without a version included): the
+        // process dies on a null read. Model files hold no processing instructions but the XML
+        // declaration, so an empty one is refused before the parser sees it.
+        if let (offset, target) = firstEmptyProcessingInstruction(data) {
+            throw ModelError(
+                .malformedFile, "not well-formed XML: the processing instruction '<?\(target)?>' has no content (an XML declaration needs a version)",
+                file: file, line: lines.line(ofOffset: offset))
+        }
         let builder = TreeBuilder(lines: lines)
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -55,6 +64,28 @@ enum ModelXMLDocument {
             throw ModelError(.malformedFile, "not well-formed XML: the file has no root element", file: file)
         }
         return root
+    }
+
+    /// The offset and target of the first `<?target?>` whose content is empty or only
+    /// whitespace; `nil` when there is none. Complexity: O(bytes).
+    static func firstEmptyProcessingInstruction(_ data: Data) -> (Int, String)? {
+        let bytes = [UInt8](data)
+        var index = 0
+        while index + 1 < bytes.count {
+            defer { index += 1 }
+            guard bytes[index] == UInt8(ascii: "<"), bytes[index + 1] == UInt8(ascii: "?") else { continue }
+            var cursor = index + 2
+            let nameStart = cursor
+            while cursor < bytes.count, !Self.isSpace(bytes[cursor]), bytes[cursor] != UInt8(ascii: "?") { cursor += 1 }
+            let target = String(decoding: bytes[nameStart..<cursor], as: UTF8.self)
+            while cursor < bytes.count, Self.isSpace(bytes[cursor]) { cursor += 1 }
+            if cursor + 1 < bytes.count, bytes[cursor] == UInt8(ascii: "?"), bytes[cursor + 1] == UInt8(ascii: ">") { return (index, target) }
+        }
+        return nil
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     /// The offset of the first byte of the first sequence that is not valid UTF-8 (a stray
