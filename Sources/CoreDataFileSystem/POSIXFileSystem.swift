@@ -42,6 +42,12 @@ public struct POSIXFileSystem: StoreFileSystem {
         guard fsync(fd) == 0 else { throw Self.error("fsync directory", target) }
     }
 
+    public func identity(of path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
     static func error(_ operation: String, _ path: String) -> StoreIOError {
         let code = errno
         return StoreIOError(operation: operation, path: path, code: code, reason: String(cString: strerror(code)))
@@ -123,6 +129,16 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
             throw POSIXFileSystem.error("lock", path)
         }
         return true
+    }
+
+    func unlock() {
+        while flock(fd, LOCK_UN) != 0, errno == EINTR {}
+    }
+
+    func identity() -> FileIdentity? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     func close() {

@@ -12,6 +12,26 @@ public protocol StoreFileSystem: Sendable {
     func rename(_ source: String, to destination: String) throws(StoreIOError)
     /// Makes creates, removes and renames in the folder holding `path` durable.
     func syncDirectory(containing path: String) throws(StoreIOError)
+    /// Which file `path` names now (device and inode), `nil` when it names none or the layer
+    /// cannot tell. A lock is held on the file the path names only if this equals the locked
+    /// file's ``StoreFile/identity()`` after locking.
+    func identity(of path: String) -> FileIdentity?
+}
+
+extension StoreFileSystem {
+    public func identity(of path: String) -> FileIdentity? { nil }
+}
+
+/// A file's device and inode: equal for two handles on the same file, different after a rename
+/// put another file under the name.
+public struct FileIdentity: Hashable, Sendable {
+    public var device: UInt64
+    public var inode: UInt64
+
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 /// One open file.
@@ -27,7 +47,16 @@ public protocol StoreFile: AnyObject, Sendable {
     /// Takes an advisory lock on the file for this handle: exclusive for a writer, shared for
     /// readers. Returns `false` when another process holds a conflicting lock and `wait` is false.
     func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool
+    /// Releases this handle's lock, if it holds one.
+    func unlock()
+    /// The file's device and inode, `nil` when the layer cannot tell.
+    func identity() -> FileIdentity?
     func close()
+}
+
+extension StoreFile {
+    public func unlock() {}
+    public func identity() -> FileIdentity? { nil }
 }
 
 /// A failed file operation: which, on which file, and the system's reason.

@@ -152,10 +152,15 @@ final class BinaryStoreEngineTests: XCTestCase {
         try reopened.close()
     }
 
-    func testASecondWriterIsRefusedWithAClearError() throws {
+    func testASecondWriterIsRefusedWithAClearErrorUnderExclusiveAccess() throws {
         let path = BinaryTestModel.temporaryPath()
-        let store = try open(path)
+        var exclusive = BinaryStoreOptions()
+        exclusive.exclusiveAccess = true
+        let store = try open(path, exclusive)
         XCTAssertThrowsError(try open(path)) { error in
+            XCTAssertTrue("\(error)".contains("locked by another process"), "\(error)")
+        }
+        XCTAssertThrowsError(try open(path, exclusive)) { error in
             XCTAssertTrue("\(error)".contains("locked by another process"), "\(error)")
         }
         var readOnly = BinaryStoreOptions()
@@ -251,6 +256,7 @@ final class SyncCountingFileSystem: StoreFileSystem, @unchecked Sendable {
     func remove(_ path: String) throws(StoreIOError) { try base.remove(path) }
     func rename(_ source: String, to destination: String) throws(StoreIOError) { try base.rename(source, to: destination) }
     func syncDirectory(containing path: String) throws(StoreIOError) { try base.syncDirectory(containing: path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
 
     private final class CountingFile: StoreFile, @unchecked Sendable {
         let file: any StoreFile
@@ -268,6 +274,8 @@ final class SyncCountingFileSystem: StoreFileSystem, @unchecked Sendable {
         func size() throws(StoreIOError) -> UInt64 { try file.size() }
         func truncate(to size: UInt64) throws(StoreIOError) { try file.truncate(to: size) }
         func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool { try file.lock(exclusive: exclusive, wait: wait) }
+        func unlock() { file.unlock() }
+        func identity() -> FileIdentity? { file.identity() }
         func close() { file.close() }
     }
 }

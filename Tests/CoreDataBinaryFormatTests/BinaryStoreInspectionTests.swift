@@ -102,8 +102,12 @@ final class BinaryStoreInspectionTests: XCTestCase {
         try reader.close()
     }
 
-    func testAReadOnlyOpenOfAStoreAWriterHoldsIsALockConflict() throws {
-        let (path, store) = try makeStore()
+    func testAReadOnlyOpenOfAStoreAWriterHoldsAloneIsALockConflict() throws {
+        let (path, shared) = try makeStore()
+        try shared.close()
+        var exclusive = options()
+        exclusive.exclusiveAccess = true
+        let store = try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(), options: exclusive)
         XCTAssertThrowsError(try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(), options: readOnly())) { error in
             XCTAssertTrue((error as? StoreError)?.isLockConflict == true, "\(error)")
         }

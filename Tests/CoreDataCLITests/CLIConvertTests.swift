@@ -107,9 +107,10 @@ final class CLIConvertTests: XCTestCase {
         let xml = try CLI.xmlLibraryStore()
         assertFailure(try convert(xml, folder.appendingPathComponent("FromXML.store").path, ["--to", "binary", "--model", other.path]), status: 6, mentions: "entity Book differs")
 
-        // A source a writer has open: refused at once, as the other commands refuse it.
+        // A source a writer has open alone: refused at once, as the other commands refuse it.
         var options = BinaryStoreOptions()
         options.backgroundCheckpoints = false
+        options.exclusiveAccess = true
         let writer = try BinaryStore(path: source, model: CLI.model, metadata: StoreMetadata(), options: options)
         assertFailure(try convert(source, destination), status: 4, mentions: "is locked by another process")
         try writer.close()

@@ -20,8 +20,15 @@ public let NSBinaryStoreType = "Binary"
 public let NSBinaryStoreDurabilityOption = "NSBinaryStoreDurabilityOption"
 /// Option key for binary stores: the page cache's bound in bytes (an `Int`; default 64 MiB).
 public let NSBinaryStorePageCacheSizeOption = "NSBinaryStorePageCacheSizeOption"
-/// Option key for binary stores: wait for another process's lock instead of failing (a `Bool`).
+/// Option key for binary stores: with ``NSBinaryStoreExclusiveAccessOption``, wait for another
+/// process's lock instead of failing (a `Bool`).
 public let NSBinaryStoreWaitForLockOption = "NSBinaryStoreWaitForLockOption"
+/// Option key for binary stores: hold the store alone while it is open (a `Bool`, default
+/// `false`). Without it, any number of processes (and coordinators) open the same store
+/// read-write, each save takes the store's write lock only for its commit, and every handle
+/// sees the others' saves at its next fetch (`Formats/wal.md` §9). With it, a second writer's
+/// open fails with a lock-conflict error (or waits, with ``NSBinaryStoreWaitForLockOption``).
+public let NSBinaryStoreExclusiveAccessOption = "NSBinaryStoreExclusiveAccessOption"
 /// Option key for binary stores: checkpoint in the background when the log passes this many
 /// bytes (an `Int`; default 64 MiB).
 public let NSBinaryStoreCheckpointThresholdOption = "NSBinaryStoreCheckpointThresholdOption"
@@ -32,6 +39,10 @@ public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
 /// read whole when the store is added and rewritten atomically by every save. Stores written by
 /// Core Data on macOS open here and the other way round.
 public let NSXMLStoreType = "XML"
+
+/// Apple's option key for how long, in seconds, opening a store (and, on a binary store that
+/// processes share, each save) waits for another process's lock (an `NSNumber`; default 10).
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
 
 /// Metadata key: the store's type.
 public let NSStoreTypeKey = "NSStoreType"
@@ -110,6 +121,9 @@ enum StoreTypeRegistry {
         }
         if let bytes = options[NSBinaryStorePageCacheSizeOption] as? Int { settings.pageCacheBytes = max(0, bytes) }
         if let wait = options[NSBinaryStoreWaitForLockOption] as? Bool { settings.waitForLock = wait }
+        if let exclusive = options[NSBinaryStoreExclusiveAccessOption] as? Bool { settings.exclusiveAccess = exclusive }
+        if let timeout = options[NSPersistentStoreTimeoutOption] as? Double { settings.lockTimeout = max(0, timeout) }
+        else if let timeout = options[NSPersistentStoreTimeoutOption] as? Int { settings.lockTimeout = Double(max(0, timeout)) }
         if let threshold = options[NSBinaryStoreCheckpointThresholdOption] as? Int { settings.checkpointThreshold = max(4096, threshold) }
         return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
             try BinaryStore(path: url.path, model: model, metadata: metadata, options: settings)

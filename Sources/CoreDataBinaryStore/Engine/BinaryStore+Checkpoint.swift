@@ -17,6 +17,8 @@ extension BinaryStore {
         defer { commitLock.unlock() }
         drainGroupCommits()
         do {
+            try beginWrite()
+            defer { releaseWriteLockIfIdle() }
             try checkpointLocked(truncatingLog: truncatingLog, progress: progress)
         } catch {
             group.lock()
@@ -128,7 +130,8 @@ extension BinaryStore {
             .indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages.map { writer.offset(of: $0) }, totalEntries: total))
         var catalog = catalog
         keyLock.lock()
-        for (name, key) in nextKeys { catalog.setNextPrimaryKey(key, of: name) }
+        // Keys reserved by any process sharing the store stay reserved (Formats/wal.md §9).
+        for (name, key) in nextKeys { catalog.setNextPrimaryKey(max(key, reservedKeys[name, default: 1]), of: name) }
         keyLock.unlock()
         let catalogPage = try writer.add(.catalog, catalog.encoded())
         let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(metadata))

@@ -53,14 +53,16 @@ extension BinaryStore {
         let batch: CommitBatch
         let versions: [StoreObjectID: Int64]
         do {
+            try beginWrite()
             (batch, versions) = try prepare(changes)
         } catch {
+            releaseWriteLockIfIdle()
             commitLock.unlock()
             throw error
         }
         enqueue(batch)
         commitLock.unlock()
-        try wait(for: batch)
+        try waitAndEndWrite(batch)
         scheduleCheckpointIfNeeded()
         return versions
     }
@@ -349,6 +351,14 @@ extension BinaryStore {
         group.lock()
         queue.append(batch)
         group.unlock()
+    }
+
+    /// Waits for `batch`, then lets the write lock of a shared store go if no save needs it.
+    func waitAndEndWrite(_ batch: CommitBatch) throws(StoreError) {
+        var failure: StoreError?
+        do { try wait(for: batch) } catch { failure = error }
+        endWrite()
+        if let failure { throw failure }
     }
 
     /// Waits until `batch` is durable and published, leading a group write when no one else is.

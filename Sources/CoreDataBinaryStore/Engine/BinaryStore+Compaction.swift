@@ -19,6 +19,8 @@ extension BinaryStore {
         defer { commitLock.unlock() }
         drainGroupCommits()
         do {
+            try beginWrite()
+            defer { releaseWriteLockIfIdle() }
             // No checkpoint first: records still in the log are copied from it, and the new
             // root's salt retires every old frame (Formats/binary-store.md §10).
             try compactLocked(progress: progress)
@@ -86,8 +88,9 @@ extension BinaryStore {
         do {
             try file.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[0]))
             try file.sync()
-            // Lock the new file before it takes the store's name, so no other process slips in.
-            guard try file.lock(exclusive: true, wait: false) else {
+            // Lock the new file before it takes the store's name, so no process with exclusive
+            // access slips in (a shared handle holds a shared lock, Formats/wal.md §9).
+            guard try file.lock(exclusive: !sharesWrites, wait: false) else {
                 throw StoreIOError(operation: "lock", path: temporary, code: 0, reason: "another process holds the new file")
             }
             try fileSystem.rename(temporary, to: path)
@@ -96,6 +99,15 @@ extension BinaryStore {
             throw .io(detail: "compaction could not install the new file; the store must be reopened: \(error)")
         }
         installed = true
+        if sharesWrites, (try? dataFile.lock(exclusive: true, wait: false)) != true {
+            // Other processes still read the old file: a root of a later generation in it tells
+            // them to look for the new file before the log starts over (Formats/wal.md §9).
+            var signal = root
+            signal.generation = generation
+            do { try dataFile.write(signal.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[1 - activeSlot])) } catch {
+                throw .io(detail: "compaction installed the new file but could not tell the other processes that have the store open; the store must be reopened: \(error)")
+            }
+        }
         let old = rw.withWriteLock { () -> any StoreFile in
             let old = dataFile
             dataFile = file

@@ -25,6 +25,37 @@ extension BinaryStore {
     }
 
     static func open(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions) throws(StoreError) -> Opened {
+        if options.exclusiveAccess || options.readOnly { return try openAlone(path: path, model: model, metadata: metadata, options: options) }
+        // Shared (Formats/wal.md §9): the log's write lock orders this open after every
+        // creation, checkpoint and compaction in other processes; it is held only while opening.
+        let fs = options.fileSystem
+        let log = try lockedFile(path + "-wal", options: options)
+        do throws(StoreError) {
+            if !fs.fileExists(path) {
+                try create(path: path, model: model, metadata: metadata, fileSystem: fs, log: log)
+            } else if fs.fileExists(path + "-compact") {
+                // A compaction that did not reach its rename: the old file is still the store.
+                do { try fs.remove(path + "-compact") } catch { throw ioError(error) }
+            }
+            let dataFile = try presenceLockedDataFile(path: path, options: options)
+            do {
+                let opened = try recover(path: path, dataFile: dataFile, options: options, lockedLog: log)
+                log.unlock()
+                return opened
+            } catch {
+                dataFile.close()
+                throw error
+            }
+        } catch {
+            log.unlock()
+            log.close()
+            throw error
+        }
+    }
+
+    /// Opens with the data file's lock held for the handle's life: exclusive for a writer that
+    /// asked for exclusive access, shared for a reader (which a shared writer's lock admits).
+    private static func openAlone(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions) throws(StoreError) -> Opened {
         let fs = options.fileSystem
         if !fs.fileExists(path) {
             guard !options.readOnly else { throw .io(detail: "there is no store at \(path)") }
@@ -33,19 +64,7 @@ extension BinaryStore {
             // A compaction that did not reach its rename: the old file is still the store.
             do { try fs.remove(path + "-compact") } catch { throw ioError(error) }
         }
-        let dataFile: any StoreFile
-        do { dataFile = try fs.open(path, create: false, readOnly: options.readOnly) } catch { throw ioError(error) }
-        do {
-            guard try dataFile.lock(exclusive: !options.readOnly, wait: options.waitForLock) else {
-                throw StoreError.io(detail: "the store at \(path) \(lockConflictPhrase) (\(options.readOnly ? "a writer holds it" : "it is open there"))")
-            }
-        } catch let error as StoreError {
-            dataFile.close()
-            throw error
-        } catch {
-            dataFile.close()
-            throw .io(detail: "\(error)")
-        }
+        let dataFile = try presenceLockedDataFile(path: path, options: options)
         do {
             return try recover(path: path, dataFile: dataFile, options: options)
         } catch {
@@ -54,9 +73,81 @@ extension BinaryStore {
         }
     }
 
+    /// The data file, opened and locked: exclusively for a writer with exclusive access, shared
+    /// otherwise. The lock is held on the file the path names once it is taken: a compaction
+    /// that renamed another file into place meanwhile makes it try again.
+    static func presenceLockedDataFile(path: String, options: BinaryStoreOptions) throws(StoreError) -> any StoreFile {
+        let fs = options.fileSystem
+        let exclusive = options.exclusiveAccess && !options.readOnly
+        for _ in 0..<8 {
+            let dataFile: any StoreFile
+            do { dataFile = try fs.open(path, create: false, readOnly: options.readOnly) } catch { throw ioError(error) }
+            do {
+                guard try dataFile.lock(exclusive: exclusive, wait: options.waitForLock) else {
+                    let holder = options.readOnly || !options.exclusiveAccess ? "a process holds it with exclusive access" : "it is open there"
+                    throw StoreError.io(detail: "the store at \(path) \(lockConflictPhrase) (\(holder))")
+                }
+            } catch let error as StoreError {
+                dataFile.close()
+                throw error
+            } catch {
+                dataFile.close()
+                throw .io(detail: "\(error)")
+            }
+            if let locked = dataFile.identity(), let named = fs.identity(of: path), locked != named {
+                dataFile.close()
+                continue
+            }
+            return dataFile
+        }
+        throw .io(detail: "the store at \(path) was replaced while it was being opened, again and again")
+    }
+
+    /// `path` opened (created when missing, never truncated) and locked exclusively, waiting up to
+    /// the lock timeout (Formats/wal.md §9: the log is the write lock of a shared store).
+    static func lockedFile(_ path: String, options: BinaryStoreOptions) throws(StoreError) -> any StoreFile {
+        let fs = options.fileSystem
+        for _ in 0..<8 {
+            let file: any StoreFile
+            do { file = try fs.open(path, create: true, readOnly: false) } catch { throw ioError(error) }
+            do {
+                try lockWaiting(file, path: path, timeout: options.lockTimeout)
+            } catch {
+                file.close()
+                throw error
+            }
+            if let locked = file.identity(), let named = fs.identity(of: path), locked != named {
+                file.unlock()
+                file.close()
+                continue
+            }
+            return file
+        }
+        throw .io(detail: "\(path) was replaced while it was being locked, again and again")
+    }
+
+    /// Takes `file`'s exclusive lock, polling with growing pauses until `timeout` seconds have
+    /// passed (Formats/wal.md §9).
+    static func lockWaiting(_ file: any StoreFile, path: String, timeout: Double) throws(StoreError) {
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
+        var pause = LogLayout.lockRetryPauses.first
+        while true {
+            let locked: Bool
+            do { locked = try file.lock(exclusive: true, wait: false) } catch { throw ioError(error) }
+            if locked { return }
+            guard DispatchTime.now().uptimeNanoseconds < deadline else {
+                throw .io(detail: "the store at \(path.hasSuffix("-wal") ? String(path.dropLast(4)) : path) \(lockConflictPhrase) (its write lock was held for more than \(timeout) s)")
+            }
+            usleep(pause)
+            pause = min(pause * 2, LogLayout.lockRetryPauses.longest)
+        }
+    }
+
     /// Writes a new store beside its final name, syncs it and renames it into place, so a crash
     /// never leaves a half-made store under the store's name.
-    static func create(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, fileSystem fs: any StoreFileSystem) throws(StoreError) {
+    /// A shared open passes the log it holds locked: the log is then made empty here (its
+    /// header is written by the open), never truncated through another handle.
+    static func create(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, fileSystem fs: any StoreFileSystem, log lockedLog: (any StoreFile)? = nil) throws(StoreError) {
         var catalog = Catalog()
         for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
             guard let name = entity.name else { continue }
@@ -85,11 +176,18 @@ extension BinaryStore {
             defer { file.close() }
             try file.write(bytes, at: 0)
             try file.sync()
-            let log = try fs.open(path + "-wal", create: true, readOnly: false)
-            defer { log.close() }
-            try log.truncate(to: 0)
-            try log.write(LogHeader(storeUUID: uuid).encoded(), at: 0)
-            try log.sync()
+            if let lockedLog {
+                // Under the write lock with no data file, no process can have saved into it.
+                try lockedLog.truncate(to: 0)
+                try lockedLog.write(LogHeader(storeUUID: uuid).encoded(), at: 0)
+                try lockedLog.sync()
+            } else {
+                let log = try fs.open(path + "-wal", create: true, readOnly: false)
+                defer { log.close() }
+                try log.truncate(to: 0)
+                try log.write(LogHeader(storeUUID: uuid).encoded(), at: 0)
+                try log.sync()
+            }
             try fs.rename(temporary, to: path)
             try fs.syncDirectory(containing: path)
         } catch {
@@ -97,10 +195,23 @@ extension BinaryStore {
         }
     }
 
-    /// Reads the header, the root, the catalog, the metadata and the index, then replays the log
-    /// (Formats/binary-store.md §12, Formats/wal.md §7).
-    static func recover(path: String, dataFile: any StoreFile, options: BinaryStoreOptions) throws(StoreError) -> Opened {
-        let fs = options.fileSystem
+    /// What the data file's active root publishes: everything of the store but its log.
+    struct CheckpointedState {
+        var header: FileHeader
+        var root: RootSlot
+        var activeSlot: Int
+        var catalog: Catalog
+        var metadata: StoreMetadata
+        /// The rebuilt index when `persisted` is `nil`, else empty.
+        var index: ObjectIndex
+        var persisted: PersistedIndex?
+        var rebuiltIndex: String?
+    }
+
+    /// Reads the header, the root, the catalog, the metadata and the index directory
+    /// (Formats/binary-store.md §12 steps 1–4): at open, and when another process published a
+    /// new root (Formats/wal.md §9).
+    static func readCheckpointedState(path: String, dataFile: any StoreFile) throws(StoreError) -> CheckpointedState {
         let head: [UInt8]
         do { head = try dataFile.read(at: 0, count: BinaryStoreLayout.firstPageOffset) } catch { throw ioError(error) }
         let header: FileHeader
@@ -142,6 +253,20 @@ extension BinaryStore {
             index = try rebuildIndex(dataFile, root: root, catalog: catalog)
             report.rebuiltIndex = "\(error)"
         }
+        return CheckpointedState(
+            header: header, root: root, activeSlot: activeSlot, catalog: catalog, metadata: metadata, index: index,
+            persisted: persisted, rebuiltIndex: report.rebuiltIndex)
+    }
+
+    /// Reads the checkpointed state, then replays the log (Formats/binary-store.md §12,
+    /// Formats/wal.md §7). A handle that shares the store passes the log it has locked.
+    static func recover(path: String, dataFile: any StoreFile, options: BinaryStoreOptions, lockedLog: (any StoreFile)? = nil) throws(StoreError) -> Opened {
+        let fs = options.fileSystem
+        let state = try readCheckpointedState(path: path, dataFile: dataFile)
+        let (header, root, activeSlot) = (state.header, state.root, state.activeSlot)
+        var (catalog, metadata, index, persisted) = (state.catalog, state.metadata, state.index, state.persisted)
+        var report = OpenReport()
+        report.rebuiltIndex = state.rebuiltIndex
         var nextKeys: [String: Int64] = [:]
         for entity in catalog.entities where entity.nextPrimaryKey > 1 { nextKeys[entity.name] = entity.nextPrimaryKey }
         for (entityID, table) in index.tables.enumerated() where entityID < catalog.entities.count {
@@ -159,7 +284,15 @@ extension BinaryStore {
         var chain = root.logSalt
         var tombstones: [(entityID: Int, key: Int64, location: UInt64)] = []
         do {
-            if !fs.fileExists(logPath) {
+            if let lockedLog {
+                logFile = lockedLog
+                if try lockedLog.size() == 0 {
+                    // Made by this open, under its lock (Formats/wal.md §9).
+                    try lockedLog.write(LogHeader(storeUUID: header.storeUUID).encoded(), at: 0)
+                    try lockedLog.sync()
+                    try fs.syncDirectory(containing: logPath)
+                }
+            } else if !fs.fileExists(logPath) {
                 if !options.readOnly {
                     let log = try fs.open(logPath, create: true, readOnly: false)
                     try log.write(LogHeader(storeUUID: header.storeUUID).encoded(), at: 0)
@@ -168,10 +301,14 @@ extension BinaryStore {
                     logFile = log
                 }
             } else {
-                let log = try fs.open(logPath, create: false, readOnly: options.readOnly)
-                logFile = log
+                logFile = try fs.open(logPath, create: false, readOnly: options.readOnly)
+            }
+            if let log = logFile {
                 let size = try log.size()
-                if size < UInt64(LogLayout.headerSize) {
+                // Zeros where the header and the first frame go: a log whose creation a crash
+                // cut short (Formats/wal.md §2); a zeroed header before frames is damage.
+                let start = size < UInt64(LogLayout.headerSize) ? [] : try log.read(at: 0, count: LogLayout.firstFrameOffset + LogLayout.frameHeaderSize)
+                if size < UInt64(LogLayout.headerSize) || start.allSatisfy({ $0 == 0 }) {
                     // A log cut inside its header holds no frame; a writer rewrites the header.
                     if !options.readOnly {
                         try log.write(LogHeader(storeUUID: header.storeUUID).encoded(), at: 0)
@@ -184,7 +321,13 @@ extension BinaryStore {
                     }
                     let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog)
                     for transaction in replay.transactions {
-                        if let newCatalog = transaction.catalog { catalog = newCatalog }
+                        if let newCatalog = transaction.catalog {
+                            catalog = newCatalog
+                            // Keys another process reserved (Formats/wal.md §9) are not handed out again.
+                            for entity in newCatalog.entities where entity.nextPrimaryKey > nextKeys[entity.name, default: 1] {
+                                nextKeys[entity.name] = entity.nextPrimaryKey
+                            }
+                        }
                         if let newMetadata = transaction.metadata { metadata = newMetadata }
                         for put in transaction.records {
                             let name = catalog.entities[put.entityID].name

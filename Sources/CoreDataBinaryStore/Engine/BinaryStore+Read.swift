@@ -172,10 +172,7 @@ extension BinaryStore {
     // MARK: Fetching
 
     public func row(for objectID: StoreObjectID) throws(StoreError) -> StoreRow? {
-        try rw.withReadLock { () throws(StoreError) -> StoreRow? in
-            guard !isClosed else { throw .closed }
-            return try rowLocked(objectID)
-        }
+        try sharedRead { () throws(StoreError) -> StoreRow? in try rowLocked(objectID) }
     }
 
     /// Reads many rows under one read lock, in the order of their places in the files (so the
@@ -183,8 +180,7 @@ extension BinaryStore {
     ///
     /// Complexity: one index search per ID, one page read per page not in the cache.
     public func rows(for objectIDs: [StoreObjectID]) throws(StoreError) -> [StoreRow] {
-        try rw.withReadLock { () throws(StoreError) -> [StoreRow] in
-            guard !isClosed else { throw .closed }
+        try sharedRead { () throws(StoreError) -> [StoreRow] in
             var located: [(location: UInt64, position: Int)] = []
             located.reserveCapacity(objectIDs.count)
             for (position, id) in objectIDs.enumerated() {
@@ -228,8 +224,7 @@ extension BinaryStore {
     }
 
     public func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult {
-        try rw.withReadLock { () throws(StoreError) -> StoreFetchResult in
-            guard !isClosed else { throw .closed }
+        try sharedRead { () throws(StoreError) -> StoreFetchResult in
             let entityIDs = request.entityNames.compactMap { catalog.entityID(of: $0) }
             let index = try loadedIndex()
             if request.predicate == nil, request.sortDescriptors.isEmpty {
@@ -287,22 +282,25 @@ extension BinaryStore {
         let batch: CommitBatch
         let ids: [StoreObjectID]
         do {
+            try beginWrite()
             var rowsRequest = request
             rowsRequest.resultType = .rows
             guard case .rows(let rows) = try execute(rowsRequest) else { preconditionFailure("a rows fetch returned something else") }
             ids = rows.map(\.objectID)
             guard !rows.isEmpty else {
+                releaseWriteLockIfIdle()
                 commitLock.unlock()
                 return []
             }
             (batch, _) = try prepare(StoreChangeSet(deleted: rows.map { ($0.objectID, $0.version) }))
         } catch {
+            releaseWriteLockIfIdle()
             commitLock.unlock()
             throw error
         }
         enqueue(batch)
         commitLock.unlock()
-        try wait(for: batch)
+        try waitAndEndWrite(batch)
         scheduleCheckpointIfNeeded()
         return ids
     }
@@ -314,11 +312,13 @@ extension BinaryStore {
         let batch: CommitBatch
         let ids: [StoreObjectID]
         do {
+            try beginWrite()
             var rowsRequest = request
             rowsRequest.resultType = .rows
             guard case .rows(let rows) = try execute(rowsRequest) else { preconditionFailure("a rows fetch returned something else") }
             ids = rows.map(\.objectID)
             guard !rows.isEmpty else {
+                releaseWriteLockIfIdle()
                 commitLock.unlock()
                 return []
             }
@@ -329,12 +329,13 @@ extension BinaryStore {
             }
             (batch, _) = try prepare(StoreChangeSet(updated: updated))
         } catch {
+            releaseWriteLockIfIdle()
             commitLock.unlock()
             throw error
         }
         enqueue(batch)
         commitLock.unlock()
-        try wait(for: batch)
+        try waitAndEndWrite(batch)
         scheduleCheckpointIfNeeded()
         return ids
     }

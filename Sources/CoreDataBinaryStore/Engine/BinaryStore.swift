@@ -126,6 +126,25 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// leader, and by checkpoints, which run with no leader active.
     var logAllocatedEnd: UInt64 = 0
 
+    // Sharing the store with other processes (Formats/wal.md §9), guarded by `tailLock`.
+    let tailLock = NSLock()
+    /// Whether this handle holds the log's write lock: from a save's validation (or a
+    /// checkpoint's start) until no save of this handle is queued or being written.
+    var writeLockHeld = false
+    /// The sequence number and checksum of the last frame read or written, at `publishedLogEnd`.
+    var tailSequence: UInt64
+    var tailChain: UInt64
+    /// Per entity name, the largest primary key in other processes' saves read from the log.
+    var tailHighWater: [String: Int64] = [:]
+    /// Counts what was read from other processes (saves, checkpoints): the writer rebuilds what
+    /// it caches from the stored rows (the uniqueness index) when this moved.
+    var foreignChanges = 0
+    /// `foreignChanges` when the writer last caught up; guarded by `commitLock`.
+    var foreignChangesSeen = 0
+    /// Per entity name, the next primary key no process may hand out, as the log's catalogs say
+    /// (Formats/wal.md §9, key reservations); guarded by `keyLock`.
+    var reservedKeys: [String: Int64] = [:]
+
     /// Opens the store at `path`, creating it when missing (unless read-only).
     ///
     /// - Parameters:
@@ -159,8 +178,11 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         publishedLogEnd = opened.logEnd
         logSequence = opened.logSequence
         logChain = opened.logChain
+        tailSequence = opened.logSequence
+        tailChain = opened.logChain
         logTombstones = opened.logTombstones
         nextKeys = opened.nextKeys
+        reservedKeys = opened.nextKeys
         savedHighWater = opened.nextKeys.mapValues { $0 - 1 }
         openReport = opened.report
         logAllocatedEnd = (try? opened.logFile?.size()) ?? 0
@@ -206,23 +228,24 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     // MARK: PersistentStoreEngine
 
     public func metadata() throws(StoreError) -> StoreMetadata {
-        try rw.withReadLock { () throws(StoreError) -> StoreMetadata in
-            guard !isClosed else { throw .closed }
-            return metadataValue
-        }
+        try sharedRead { () throws(StoreError) -> StoreMetadata in metadataValue }
     }
 
     public func setMetadata(_ metadata: StoreMetadata) throws(StoreError) {
         try checkWritable()
         let body = try Self.encodeMetadata(metadata)
         commitLock.lock()
+        do { try beginWrite() } catch {
+            commitLock.unlock()
+            throw error
+        }
         var frames = frameWriter(capacity: body.count + 64)
         frames.appendEntry(kind: .metadata, sizeHint: body.count) { $0.append(body) }
         frames.finish()
         let batch = appendBatch(frames, publish: PublishSet(metadata: metadata))
         enqueue(batch)
         commitLock.unlock()
-        try wait(for: batch)
+        try waitAndEndWrite(batch)
     }
 
     static func encodeMetadata(_ metadata: StoreMetadata) throws(StoreError) -> [UInt8] {
@@ -232,6 +255,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     public func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64] {
         try checkUsable()
         try checkNextKey(of: entityName)
+        if sharesWrites { return try sharedPrimaryKeys(entityName: entityName, count: count) }
         keyLock.lock()
         defer { keyLock.unlock() }
         let first = nextKeys[entityName, default: 1]
@@ -258,7 +282,11 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         if rw.withReadLock({ isClosed }) { throw .closed }
         var failure = poisonedError
         if !options.readOnly, failure == nil {
-            do { try checkpoint(truncatingLog: true) } catch { failure = error }
+            do {
+                if sharesWrites { try checkpointOnSharedClose() } else { try checkpoint(truncatingLog: true) }
+            } catch {
+                failure = error
+            }
         }
         rw.withWriteLock { isClosed = true }
         dataFile.close()
@@ -274,8 +302,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
 
     /// Live objects per entity name (for `info` and tests).
     public func objectCounts() throws(StoreError) -> [String: Int] {
-        try rw.withReadLock { () throws(StoreError) -> [String: Int] in
-            guard !isClosed else { throw .closed }
+        try sharedRead { () throws(StoreError) -> [String: Int] in
             var counts: [String: Int] = [:]
             let index = try loadedIndex()
             for (id, entity) in catalog.entities.enumerated() where index.liveCount(entityID: id) > 0 {

@@ -18,8 +18,16 @@ public struct BinaryStoreOptions: Sendable {
     public var checkpointThreshold = LogLayout.defaultCheckpointThreshold
     /// Open for reading only: never writes, takes a shared lock.
     public var readOnly = false
-    /// Wait for another process's lock instead of failing at once.
+    /// Hold the store alone for as long as it is open (one writer, no other process; readers
+    /// only while no writer has it), as every binary store did before format sharing
+    /// (Formats/wal.md §9). Without it, any number of processes open the store read-write and a
+    /// save takes the write lock only for its commit.
+    public var exclusiveAccess = false
+    /// With ``exclusiveAccess``: wait for another process's lock instead of failing at once.
     public var waitForLock = false
+    /// Without ``exclusiveAccess``: how long a save, checkpoint or open waits for the write lock
+    /// that another process holds before it fails with a lock-conflict error.
+    public var lockTimeout = LogLayout.defaultLockTimeout
     /// Checkpoint in the background when the log passes the threshold.
     public var backgroundCheckpoints = true
     /// The file layer; tests replace it to inject crashes and I/O errors.

@@ -42,24 +42,34 @@ struct LogReplay {
     ///
     /// - Throws: ``StoreError/corrupt(detail:)`` when a damaged frame is followed by a valid one
     ///   (damage in committed data, not a torn tail), or a committed frame holds a bad entry.
-    static func run(_ log: any StoreFile, size: UInt64, salt: UInt64, catalog initial: Catalog) throws -> LogReplay {
-        var replay = LogReplay(chain: salt)
+    ///
+    /// A handle that shares the store tails the log with it (Formats/wal.md §9): from `start`,
+    /// the end of the frames it has read, with the sequence number and checksum chain there, and
+    /// without the damage check, since frames after the end may be a save another process is
+    /// writing right now.
+    static func run(
+        _ log: any StoreFile, from start: UInt64 = UInt64(LogLayout.firstFrameOffset), size: UInt64, salt: UInt64,
+        sequence: UInt64 = 0, chain: UInt64? = nil, catalog initial: Catalog, checkingDamage: Bool = true
+    ) throws -> LogReplay {
+        var replay = LogReplay(chain: chain ?? salt)
+        replay.end = start
+        replay.sequence = sequence
         var catalog = initial
-        var offset = UInt64(LogLayout.firstFrameOffset)
+        var offset = start
         var open = Transaction(offset: offset)
-        var openChain = salt
-        var openSequence: UInt64 = 0
+        var openChain = chain ?? salt
+        var openSequence = sequence
         while offset + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize) <= size {
             let headBytes = try log.read(at: offset, count: LogLayout.frameHeaderSize)
             guard let head = LogFrameHeader(decoding: headBytes), head.salt == salt, head.sequence == openSequence + 1,
                   offset + UInt64(head.totalLength) <= size
             else {
-                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain)
+                if checkingDamage { try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain) }
                 break
             }
             let frame = try log.read(at: offset, count: head.totalLength)
             guard LogFrameCodec.isValid(frame, seed: openChain) else {
-                try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain)
+                if checkingDamage { try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain) }
                 break
             }
             let payload = Array(frame[LogLayout.frameHeaderSize..<(LogLayout.frameHeaderSize + head.payloadLength)])
@@ -102,7 +112,7 @@ struct LogReplay {
             }
         }
         replay.droppedBytes = size > replay.end ? size - replay.end : 0
-        if replay.droppedBytes > 0, replay.droppedBytes <= UInt64(LogLayout.preallocationStep),
+        if checkingDamage, replay.droppedBytes > 0, replay.droppedBytes <= UInt64(LogLayout.preallocationStep),
            let tail = try? log.read(at: replay.end, count: Int(replay.droppedBytes)), tail.allSatisfy({ $0 == 0 }) {
             // Formats/wal.md §5, §7: a zero tail is preallocation, not a torn save.
             replay.droppedBytes = 0

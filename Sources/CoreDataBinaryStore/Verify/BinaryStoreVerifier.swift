@@ -213,12 +213,15 @@ extension BinaryStore {
         return verifier.run()
     }
 
-    /// Verifies this open store; saves wait until it is done.
+    /// Verifies this open store; saves wait until it is done, in other processes that share the
+    /// store too (it holds the write lock).
     public func verify() throws(StoreError) -> BinaryStoreVerification {
         try checkUsable()
         commitLock.lock()
         defer { commitLock.unlock() }
         drainGroupCommits()
+        if !options.readOnly { try beginWrite() }
+        defer { releaseWriteLockIfIdle() }
         return Self.verify(path: path, fileSystem: fileSystem)
     }
 }

@@ -1,0 +1,354 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+
+/// Several processes on one store (Formats/wal.md §9). Each handle keeps its own index, cache
+/// and catalog, and follows the others through the files: it reads their saves from the log
+/// where it last stopped ("tailing"), and reloads the checkpointed state when another process
+/// published a new root. Writes take the log's exclusive lock only from a save's validation to
+/// the end of its group commit.
+extension BinaryStore {
+    /// Whether other processes may change the store while this handle has it open.
+    var followsOthers: Bool { !options.exclusiveAccess }
+    /// Whether this handle writes to a store it shares.
+    var sharesWrites: Bool { !options.exclusiveAccess && !options.readOnly }
+
+    // MARK: Writing
+
+    /// Takes the log's write lock (waiting up to the lock timeout) unless this handle holds it,
+    /// then reads what other processes saved meanwhile, so validation sees the latest state and
+    /// this save's frames go at the log's true end. Caller holds `commitLock`.
+    func beginWrite() throws(StoreError) {
+        guard sharesWrites, let logFile else { return }
+        if tailLock.withLock({ writeLockHeld }) { return }
+        try Self.lockWaiting(logFile, path: logPath, timeout: options.lockTimeout)
+        tailLock.lock()
+        defer { tailLock.unlock() }
+        do {
+            _ = try tailLocked()
+        } catch {
+            logFile.unlock()
+            throw error
+        }
+        writeLockHeld = true
+        // The writer continues the log where the last reader of it stopped.
+        logEnd = rw.withReadLock { publishedLogEnd }
+        logSequence = tailSequence
+        logChain = tailChain
+        logAllocatedEnd = (try? logFile.size()) ?? logAllocatedEnd
+        if foreignChanges != foreignChangesSeen {
+            foreignChangesSeen = foreignChanges
+            unique = nil
+            for (name, key) in tailHighWater { savedHighWater[name] = max(savedHighWater[name, default: 0], key) }
+            tailHighWater = [:]
+        }
+    }
+
+    /// Releases the write lock when nothing of this handle is queued or being written.
+    /// Caller holds `commitLock`.
+    func releaseWriteLockIfIdle() {
+        guard sharesWrites, let logFile else { return }
+        group.lock()
+        let idle = queue.isEmpty && !leaderActive
+        group.unlock()
+        guard idle else { return }
+        tailLock.lock()
+        defer { tailLock.unlock() }
+        guard writeLockHeld else { return }
+        tailSequence = logSequence
+        tailChain = logChain
+        writeLockHeld = false
+        logFile.unlock()
+    }
+
+    /// After a save's group commit: let the write lock go if no other save needs it.
+    func endWrite() {
+        guard sharesWrites else { return }
+        commitLock.lock()
+        releaseWriteLockIfIdle()
+        commitLock.unlock()
+    }
+
+    /// Hands out primary keys of a shared store: under the write lock, after reading other
+    /// processes' saves, and reserved in the log before they are handed out (a catalog entry with
+    /// the next key past the reservation, Formats/wal.md §9), so no two processes use a key.
+    /// Reserves at least `LogLayout.keyReservation` keys at a time, so a run of one-object saves writes a
+    /// reservation once per that many.
+    func sharedPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64] {
+        precondition(count >= 0, "newPrimaryKeys(entityName:count:) was asked for \(count) keys")
+        commitLock.lock()
+        var reservation: CommitBatch?
+        let first: Int64
+        do {
+            try beginWrite()
+            (first, reservation) = try reserveKeys(entityName: entityName, count: count)
+        } catch {
+            releaseWriteLockIfIdle()
+            commitLock.unlock()
+            throw error
+        }
+        if let reservation { enqueue(reservation) }
+        commitLock.unlock()
+        var failure: StoreError?
+        if let reservation {
+            do { try wait(for: reservation) } catch { failure = error }
+        }
+        endWrite()
+        if let failure { throw failure }
+        return (0..<Int64(count)).map { first + $0 }
+    }
+
+    /// Caller holds `commitLock` and the write lock.
+    private func reserveKeys(entityName: String, count: Int) throws(StoreError) -> (Int64, CommitBatch?) {
+        keyLock.lock()
+        let first = nextKeys[entityName, default: 1]
+        guard Int64(count) <= BinaryStoreLayout.largestPrimaryKey + 1 - first else {
+            keyLock.unlock()
+            throw .io(detail: "\(path): \(entityName) has used every primary key up to 2^62 (binary-store.md §5); compacting does not reuse keys")
+        }
+        let end = first + Int64(count)
+        nextKeys[entityName] = end
+        let reserved = reservedKeys[entityName, default: 1]
+        guard end > reserved else {
+            keyLock.unlock()
+            return (first, nil)
+        }
+        let reserveTo = min(BinaryStoreLayout.largestPrimaryKey + 1, end + max(LogLayout.keyReservation, Int64(count) / 4))
+        reservedKeys[entityName] = reserveTo
+        keyLock.unlock()
+        var reserving = catalog
+        _ = reserving.register(entity: entityName, properties: [])
+        reserving.setNextPrimaryKey(reserveTo, of: entityName)
+        if reserving.entities.count != catalog.entities.count {
+            rw.withWriteLock { catalog = reserving }
+        }
+        let body = reserving.encoded()
+        var frames = frameWriter(capacity: body.count + 64)
+        frames.appendEntry(kind: .catalog, sizeHint: body.count) { $0.append(body) }
+        frames.finish()
+        return (first, appendBatch(frames, publish: PublishSet()))
+    }
+
+    /// Checkpoints on close when no other process has the store open (the data file's lock can
+    /// be made exclusive), and truncates the log; with others there, checkpoints only a log past
+    /// the threshold and leaves the log to them.
+    func checkpointOnSharedClose() throws(StoreError) {
+        commitLock.lock()
+        defer { commitLock.unlock() }
+        drainGroupCommits()
+        do {
+            try beginWrite()
+            defer { releaseWriteLockIfIdle() }
+            let alone = (try? dataFile.lock(exclusive: true, wait: false)) == true
+            if alone || logEnd > UInt64(options.checkpointThreshold) {
+                try checkpointLocked(truncatingLog: alone)
+            }
+        } catch {
+            group.lock()
+            if poisoned == nil { poisoned = error }
+            group.unlock()
+            throw error
+        }
+    }
+
+    // MARK: Reading
+
+    /// Runs a read of published state with the latest saves of every process: first reads what
+    /// other processes saved since the last read, then runs `body` under the read lock, then
+    /// checks that no other process published a new root meanwhile. A new root may have
+    /// started the log over, so log bytes `body` read may be another save's: then the read runs
+    /// again on the new state (Formats/wal.md §9, readers).
+    func sharedRead<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        guard followsOthers else {
+            return try rw.withReadLock { () throws(StoreError) -> T in
+                guard !isClosed else { throw .closed }
+                return try body()
+            }
+        }
+        var attempts = 0
+        while true {
+            try refresh()
+            let (outcome, generation, file, readLog) = rw.withReadLock { () -> (Result<T, StoreError>, UInt64, any StoreFile, Bool) in
+                let outcome: Result<T, StoreError>
+                if isClosed { outcome = .failure(.closed) } else {
+                    do throws(StoreError) { outcome = .success(try body()) } catch { outcome = .failure(error) }
+                }
+                return (outcome, root.generation, dataFile, publishedLogEnd > UInt64(LogLayout.firstFrameOffset))
+            }
+            if case .failure(.closed) = outcome { throw .closed }
+            // Data pages below the root's end never change; only the log is reused.
+            if !readLog || Self.rootGeneration(of: file) == generation { return try outcome.get() }
+            attempts += 1
+            if attempts >= 64 {
+                throw .io(detail: "\(path): other processes checkpointed 64 times during one read; try again")
+            }
+            if attempts > 4 { usleep(UInt32(min(attempts, 20)) * 100) }
+        }
+    }
+
+    /// The generation of the root `file` publishes, `nil` when neither slot reads whole (a root
+    /// being written this instant).
+    static func rootGeneration(of file: any StoreFile) -> UInt64? {
+        let first = BinaryStoreLayout.rootSlotOffsets[0]
+        let span = BinaryStoreLayout.rootSlotOffsets[1] + BinaryStoreLayout.rootSlotSize - first
+        guard let bytes = try? file.read(at: UInt64(first), count: span), bytes.count == span else { return nil }
+        var best: UInt64?
+        for offset in BinaryStoreLayout.rootSlotOffsets {
+            let start = offset - first
+            if case .valid(let root) = RootSlot.decode(Array(bytes[start..<(start + BinaryStoreLayout.rootSlotSize)])),
+               root.generation > (best ?? 0) {
+                best = root.generation
+            }
+        }
+        return best
+    }
+
+    /// Reads other processes' saves and checkpoints, unless this handle holds the write lock
+    /// (then there are none).
+    func refresh() throws(StoreError) {
+        guard followsOthers else { return }
+        tailLock.lock()
+        defer { tailLock.unlock() }
+        if writeLockHeld { return }
+        _ = try tailLocked()
+    }
+
+    /// Brings the published state up to the files: reloads the checkpointed state when another
+    /// process published a new root (or a compaction put a new file under the store's name),
+    /// then applies the saves in the log after `publishedLogEnd`. Returns whether anything
+    /// changed. Caller holds `tailLock`, and no save of this handle is queued.
+    func tailLocked() throws(StoreError) -> Bool {
+        let (file, generation) = rw.withReadLock { (dataFile, root.generation) }
+        var changed = false
+        if Self.rootGeneration(of: file) != generation || replacedDataFile(file) {
+            try reloadLocked()
+            changed = true
+        }
+        guard let logFile else { return changed }
+        let (start, salt, currentCatalog) = rw.withReadLock { (publishedLogEnd, root.logSalt, catalog) }
+        let replay: LogReplay
+        do {
+            let size = try logFile.size()
+            guard size > start else { return changed }
+            replay = try LogReplay.run(
+                logFile, from: start, size: size, salt: salt, sequence: tailSequence, chain: tailChain,
+                catalog: currentCatalog, checkingDamage: false)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as StoreIOError {
+            throw Self.ioError(error)
+        } catch let error as BinaryFormatError {
+            throw Self.corrupt(error)
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+        guard !replay.transactions.isEmpty else { return changed }
+        var keys: [String: Int64] = [:]
+        var reservations: [String: Int64] = [:]
+        rw.withWriteLock {
+            for transaction in replay.transactions {
+                if let newCatalog = transaction.catalog {
+                    catalog = newCatalog
+                    for entity in newCatalog.entities where entity.nextPrimaryKey > 1 {
+                        reservations[entity.name] = max(reservations[entity.name, default: 1], entity.nextPrimaryKey)
+                    }
+                }
+                if let newMetadata = transaction.metadata { metadataValue = newMetadata }
+                var publish = PublishSet()
+                publish.locations.reserveCapacity(transaction.records.count)
+                for record in transaction.records {
+                    let name = catalog.entities[record.entityID].name
+                    keys[name] = max(keys[name, default: 0], record.key)
+                    if record.tombstone {
+                        publish.locations.append((record.entityID, record.key, nil, 0))
+                        publish.tombstones.append((record.entityID, record.key, record.location))
+                    } else {
+                        publish.locations.append((record.entityID, record.key, record.location, 0))
+                    }
+                }
+                apply(publish)
+            }
+            publishedLogEnd = replay.end
+        }
+        tailSequence = replay.sequence
+        tailChain = replay.chain
+        for (name, key) in keys { tailHighWater[name] = max(tailHighWater[name, default: 0], key) }
+        keyLock.withLock {
+            for (name, key) in keys where key + 1 > nextKeys[name, default: 1] { nextKeys[name] = key + 1 }
+            for (name, key) in reservations {
+                if key > nextKeys[name, default: 1] { nextKeys[name] = key }
+                reservedKeys[name] = max(reservedKeys[name, default: 1], key)
+            }
+        }
+        foreignChanges += 1
+        return true
+    }
+
+    /// Whether the store's name now names another file than `file` (a compaction in another
+    /// process renamed its new file into place).
+    private func replacedDataFile(_ file: any StoreFile) -> Bool {
+        guard let mine = file.identity(), let named = fileSystem.identity(of: path) else { return false }
+        return mine != named
+    }
+
+    /// Another process checkpointed or compacted: read the new root's state, from the file the
+    /// name now holds, and start reading the log from its beginning. Caller holds `tailLock`.
+    private func reloadLocked() throws(StoreError) {
+        let current = rw.withReadLock { dataFile }
+        var file = current
+        if replacedDataFile(current) {
+            file = try Self.presenceLockedDataFile(path: path, options: options)
+        }
+        let state: CheckpointedState
+        do { state = try Self.readCheckpointedState(path: path, dataFile: file) } catch {
+            if file !== current { file.close() }
+            throw error
+        }
+        rw.withWriteLock {
+            if file !== current {
+                dataFile = file
+                header = state.header
+            }
+            root = state.root
+            activeSlot = state.activeSlot
+            catalog = state.catalog
+            metadataValue = state.metadata
+            indexLock.withLock {
+                if let persisted = state.persisted {
+                    persistedIndex = persisted
+                    indexLoaded = false
+                    memoryIndex = ObjectIndex()
+                } else {
+                    persistedIndex = nil
+                    indexLoaded = true
+                    memoryIndex = state.index
+                }
+                indexOverlay = ObjectIndex()
+                keysChecked = []
+            }
+            secondaryLock.withLock { secondaryIndexes = [:] }
+            logTombstones = []
+            publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
+        }
+        if file !== current {
+            cache.removeAll { _ in true }
+            current.close()
+        } else {
+            cache.removeAll { $0 & RecordLocation.logBit != 0 }
+        }
+        tailSequence = 0
+        tailChain = state.root.logSalt
+        // The checkpoint's catalog holds keys past every key in its index: inserts below them
+        // must look for an existing object.
+        for entity in state.catalog.entities where entity.nextPrimaryKey > 1 {
+            tailHighWater[entity.name] = max(tailHighWater[entity.name, default: 0], entity.nextPrimaryKey - 1)
+        }
+        keyLock.withLock {
+            for entity in state.catalog.entities where entity.nextPrimaryKey > 1 {
+                nextKeys[entity.name] = max(nextKeys[entity.name, default: 1], entity.nextPrimaryKey)
+                reservedKeys[entity.name] = max(reservedKeys[entity.name, default: 1], entity.nextPrimaryKey)
+            }
+        }
+        foreignChanges += 1
+    }
+}
