@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// The real file layer: `pread`, `pwrite`, `fdatasync`, `flock`.
 public struct POSIXFileSystem: StoreFileSystem {
@@ -46,6 +47,10 @@ public struct POSIXFileSystem: StoreFileSystem {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    public func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)? {
+        MappedCounters(path: path, writable: writable)
     }
 
     static func error(_ operation: String, _ path: String) -> StoreIOError {
@@ -146,4 +151,35 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
         isClosed = true
         _ = Glibc.close(fd)
     }
+}
+
+/// Three counters at the start of a one-page file mapped shared (Formats/wal.md §9, `NAME-shm`).
+/// The file only grows (to one page), so the mapping never reaches past its end.
+final class MappedCounters: StoreSharedCounters, @unchecked Sendable {
+    static let size = 4_096
+    private let base: UnsafeMutableRawPointer
+    private let counters: UnsafeMutablePointer<Atomic<UInt64>>
+
+    init?(path: String, writable: Bool) {
+        let flags = (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW
+        let fd = path.withCString { Glibc.open($0, flags, 0o644) }
+        guard fd >= 0 else { return nil }
+        defer { _ = Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        if info.st_size < Self.size {
+            guard writable, ftruncate(fd, off_t(Self.size)) == 0 else { return nil }
+        }
+        // A reader maps the page read-only: it only loads.
+        let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+        guard let mapped = mmap(nil, Self.size, protection, MAP_SHARED, fd, 0), mapped != MAP_FAILED else { return nil }
+        base = mapped
+        counters = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 3)
+    }
+
+    deinit { munmap(base, Self.size) }
+
+    func load(_ index: Int) -> UInt64 { (counters + index).pointee.load(ordering: .acquiring) }
+
+    func increment(_ index: Int) { (counters + index).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent) }
 }

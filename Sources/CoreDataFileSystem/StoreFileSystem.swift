@@ -16,10 +16,24 @@ public protocol StoreFileSystem: Sendable {
     /// cannot tell. A lock is held on the file the path names only if this equals the locked
     /// file's ``StoreFile/identity()`` after locking.
     func identity(of path: String) -> FileIdentity?
+    /// Counters in a small file mapped into memory, shared by every process that maps it, or
+    /// `nil` when the layer has no shared memory (then the store asks the files instead).
+    /// `writable` creates the file when missing.
+    func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)?
 }
 
 extension StoreFileSystem {
     public func identity(of path: String) -> FileIdentity? { nil }
+    public func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)? { nil }
+}
+
+/// 64-bit counters that several processes read and increment atomically, in memory they share.
+/// A hint, never a record: nothing durable depends on their values, only on their changing.
+public protocol StoreSharedCounters: AnyObject, Sendable {
+    /// The counter at `index` (0, 1 or 2), read with acquire ordering.
+    func load(_ index: Int) -> UInt64
+    /// Adds one to the counter at `index`, sequentially consistent.
+    func increment(_ index: Int)
 }
 
 /// A file's device and inode: equal for two handles on the same file, different after a rename

@@ -27,7 +27,18 @@ struct Bench: ParsableCommand {
     @Flag(help: "Print JSON instead of the table.")
     var json = false
 
+    // A child process of the processes phase (Processes.runChild).
+    @Option(help: .hidden) var childRole: String?
+    @Option(help: .hidden) var childSide = "ours"
+    @Option(help: .hidden) var childPath = ""
+    @Option(help: .hidden) var childFirst = 1
+    @Option(help: .hidden) var childCount = 0
+
     mutating func run() throws {
+        if let childRole {
+            try Processes.runChild(role: childRole, side: childSide, path: childPath, first: childFirst, count: childCount)
+            return
+        }
         let only = self.only.map { Set($0.split(separator: ",").map(String.init)) }
         let runner = Runner(objects: objects, repetitions: repetitions, only: only)
         let results = try runner.run()

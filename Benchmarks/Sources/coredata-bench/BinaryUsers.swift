@@ -18,6 +18,7 @@ final class BinaryUsers: Sendable {
         options.backgroundCheckpoints = backgroundCheckpoints
         if let checkpointThreshold { options.checkpointThreshold = checkpointThreshold }
         if let fileSystem { options.fileSystem = fileSystem }
+        options.exclusiveAccess = ProcessInfo.processInfo.environment["BENCH_EXCLUSIVE"] == "1"
         self.path = path
         store = try BinaryStore(path: path, model: model, metadata: metadata, options: options)
         guard let entity = model.entitiesByName["User"] else { fatalError("benchmark model has no User entity") }
@@ -46,6 +47,12 @@ final class BinaryUsers: Sendable {
             let key = try store.newPrimaryKeys(entityName: "User", count: 1)[0]
             _ = try store.save(StoreChangeSet(inserted: [row(key, user)]))
         }
+    }
+
+    /// The users in the store.
+    func count() throws -> Int {
+        guard case .count(let count) = try store.execute(StoreFetchRequest(entity: entity, resultType: .count)) else { return -1 }
+        return count
     }
 
     /// Point lookups; returns the sum of ages read.
@@ -131,6 +138,8 @@ final class SyncCounter: StoreFileSystem, @unchecked Sendable {
     func remove(_ path: String) throws(StoreIOError) { try base.remove(path) }
     func rename(_ source: String, to destination: String) throws(StoreIOError) { try base.rename(source, to: destination) }
     func syncDirectory(containing path: String) throws(StoreIOError) { try base.syncDirectory(containing: path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
+    func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)? { base.sharedCounters(at: path, writable: writable) }
 
     fileprivate func counted() { lock.withLock { syncs += 1 } }
 
@@ -144,6 +153,8 @@ final class SyncCounter: StoreFileSystem, @unchecked Sendable {
         func size() throws(StoreIOError) -> UInt64 { try file.size() }
         func truncate(to size: UInt64) throws(StoreIOError) { try file.truncate(to: size) }
         func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool { try file.lock(exclusive: exclusive, wait: wait) }
+        func unlock() { file.unlock() }
+        func identity() -> FileIdentity? { file.identity() }
         func close() { file.close() }
     }
 }

@@ -15,7 +15,7 @@ final class Runner {
     private let selected: Set<String>?
 
     /// The workloads, in run order; `--only` takes these keys.
-    static let phases = ["main", "index", "single", "concurrent", "recovery", "managed", "xml", "migration", "frc", "open"]
+    static let phases = ["main", "index", "single", "concurrent", "processes", "recovery", "managed", "xml", "migration", "frc", "open"]
     /// Phases run only when `--only` names them: `open` repeats main's open for a run at 10M
     /// objects without the rest of main.
     static let onRequest: Set<String> = ["open"]
@@ -47,6 +47,7 @@ final class Runner {
                     case "index": try indexPhase(side)
                     case "single": try singlePhase(side)
                     case "concurrent": try concurrentPhase(side)
+                    case "processes": try processesPhase(side)
                     case "recovery": try recoveryPhase(side)
                     case "xml": try xmlPhase(side)
                     case "open": try openPhase(side)
@@ -253,6 +254,44 @@ final class Runner {
             }
             db.close()
         }
+    }
+
+    /// Four processes saving one object at a time into one store while four others look up
+    /// objects in it; each reader checks at the end that it sees every save (Formats/wal.md §9).
+    private func processesPhase(_ side: Side) throws {
+        let writers = 4
+        let readers = 4
+        let perWriter = writersPerThread
+        let total = writers * perWriter
+        let name = "\(writers) writer + \(readers) reader processes, \(total) durable saves"
+        let scratch = Scratch("processes")
+        defer { scratch.remove() }
+        let path = scratch.file(side == .ours ? "users.store" : "users.sqlite")
+        if side == .ours {
+            try BinaryUsers(path: path, model: model, durability: .full).close()
+        } else {
+            let db = try SQLiteUsers(path: path, synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            db.close()
+        }
+        func arguments(_ role: String, first: Int, count: Int) -> [String] {
+            ["--child-role", role, "--child-side", side == .ours ? "ours" : "sqlite", "--child-path", path, "--child-first", "\(first)", "--child-count", "\(count)"]
+        }
+        let reading = try (0..<readers).map { _ in try Processes.spawn(arguments("reader", first: 1, count: total)) }
+        try record(name, side, operations: total, unit: "saves") {
+            let writing = try (0..<writers).map { try Processes.spawn(arguments("writer", first: $0 * perWriter + 1, count: perWriter)) }
+            for writer in writing { _ = try Processes.finish(writer) }
+        }
+        _ = FileManager.default.createFile(atPath: path + ".stop", contents: Data())
+        var lookups = 0
+        for reader in reading {
+            let words = try Processes.finish(reader).split(whereSeparator: \.isWhitespace)
+            guard words.count == 4, words[0] == "SEEN", Int(words[1]) == total, let count = Int(words[3]) else {
+                throw BenchError("a reader process did not see all \(total) saves: \(words.joined(separator: " "))")
+            }
+            lookups += count
+        }
+        note(name, "\(side.rawValue): every reader saw all \(total) saves; \(lookups) lookups by the readers during the phase")
     }
 
     /// Opening after a crash that left a log tail of `tailBytes` to replay.

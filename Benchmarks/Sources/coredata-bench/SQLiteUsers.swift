@@ -108,6 +108,14 @@ final class SQLiteUsers {
         )
     }
 
+    /// The rows in the table.
+    func count() throws -> Int {
+        let statement = try prepare("SELECT count(*) FROM user")
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { return -1 }
+        return Int(sqlite3_column_int64(statement, 0))
+    }
+
     /// Point lookups inside one read transaction; returns the sum of ages read.
     func lookups(_ ids: [Int64]) throws -> Int64 {
         try exec("BEGIN")

@@ -138,6 +138,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         stores.append(store)
         lock.unlock()
         store.didAdd(to: self)
+        startRemoteChangeNotifications(for: store)
         return store
     }
 
@@ -208,6 +209,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw coreDataError(NSPersistentStoreOperationError, "the store \(store.identifier) is not in this coordinator")
         }
         store.willRemove(from: self)
+        stopRemoteChangeNotifications(for: store)
         lock.lock()
         defer { lock.unlock() }
         guard let index = stores.firstIndex(where: { $0 === store }) else {

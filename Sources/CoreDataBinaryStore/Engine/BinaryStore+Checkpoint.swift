@@ -84,6 +84,7 @@ extension BinaryStore {
         } catch {
             throw .io(detail: "checkpoint could not be made durable; the store must be reopened: \(error)")
         }
+        announce(.roots)
 
         // 5. Readers move to the new pages; the log starts over.
         rw.withWriteLock {

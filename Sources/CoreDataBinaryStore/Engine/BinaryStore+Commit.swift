@@ -404,6 +404,7 @@ extension BinaryStore {
             let padded = (end / step + 1) * step
             bytes.append(contentsOf: repeatElement(0, count: Int(padded - end)))
         }
+        announce(.writesBegun)
         do {
             try logFile.write(bytes, at: first.offset)
             logAllocatedEnd = max(logAllocatedEnd, first.offset + UInt64(bytes.count))
@@ -419,6 +420,7 @@ extension BinaryStore {
                 publishedLogEnd = last.offset + UInt64(last.bytes.count)
             }
         }
+        announce(.commits)
         return nil
     }
 

@@ -108,6 +108,7 @@ extension BinaryStore {
                 throw .io(detail: "compaction installed the new file but could not tell the other processes that have the store open; the store must be reopened: \(error)")
             }
         }
+        announce(.roots)
         let old = rw.withWriteLock { () -> any StoreFile in
             let old = dataFile
             dataFile = file

@@ -24,18 +24,33 @@ extension BinaryStore {
         try Self.lockWaiting(logFile, path: logPath, timeout: options.lockTimeout)
         tailLock.lock()
         defer { tailLock.unlock() }
+        let now = counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
+        // The log need not be read when no save was published since this handle last read it
+        // and every write begun was finished (a writer killed between its frames and its
+        // counter bump leaves begun > commits: its frames must be read, not overwritten).
+        // Reading the log's last page right before writing it costs the next sync dearly.
+        let quiet = now != nil && seenCounters?.commits == now?.commits
+            && counters?.load(SharedCounter.writesBegun.rawValue) == now?.commits
+        let changed: Bool
         do {
-            _ = try tailLocked()
+            changed = try tailLocked(readingLog: !quiet)
         } catch {
             logFile.unlock()
             throw error
         }
+        if let counters, !quiet {
+            // What a killed writer began is read now; the counters agree again.
+            while counters.load(SharedCounter.commits.rawValue) < counters.load(SharedCounter.writesBegun.rawValue) {
+                counters.increment(SharedCounter.commits.rawValue)
+            }
+        }
+        seenCounters = counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
         writeLockHeld = true
         // The writer continues the log where the last reader of it stopped.
         logEnd = rw.withReadLock { publishedLogEnd }
         logSequence = tailSequence
         logChain = tailChain
-        logAllocatedEnd = (try? logFile.size()) ?? logAllocatedEnd
+        if changed { logAllocatedEnd = (try? logFile.size()) ?? logAllocatedEnd }
         if foreignChanges != foreignChangesSeen {
             foreignChangesSeen = foreignChanges
             unique = nil
@@ -57,6 +72,8 @@ extension BinaryStore {
         guard writeLockHeld else { return }
         tailSequence = logSequence
         tailChain = logChain
+        // Every bump since this handle took the lock is its own: nothing of others to read.
+        seenCounters = counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
         writeLockHeld = false
         logFile.unlock()
     }
@@ -76,6 +93,14 @@ extension BinaryStore {
     /// reservation once per that many.
     func sharedPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64] {
         precondition(count >= 0, "newPrimaryKeys(entityName:count:) was asked for \(count) keys")
+        let reserved: Int64? = keyLock.withLock {
+            // Inside this handle's own reservation: no other process hands these out.
+            let first = nextKeys[entityName, default: 1]
+            guard Int64(count) <= reservedKeys[entityName, default: 1] - first else { return nil }
+            nextKeys[entityName] = first + Int64(count)
+            return first
+        }
+        if let reserved { return (0..<Int64(count)).map { reserved + $0 } }
         commitLock.lock()
         var reservation: CommitBatch?
         let first: Int64
@@ -168,6 +193,7 @@ extension BinaryStore {
         var attempts = 0
         while true {
             try refresh()
+            let roots = counters?.load(SharedCounter.roots.rawValue)
             let (outcome, generation, file, readLog) = rw.withReadLock { () -> (Result<T, StoreError>, UInt64, any StoreFile, Bool) in
                 let outcome: Result<T, StoreError>
                 if isClosed { outcome = .failure(.closed) } else {
@@ -177,7 +203,13 @@ extension BinaryStore {
             }
             if case .failure(.closed) = outcome { throw .closed }
             // Data pages below the root's end never change; only the log is reused.
-            if !readLog || Self.rootGeneration(of: file) == generation { return try outcome.get() }
+            if !readLog { return try outcome.get() }
+            if let roots, let counters {
+                // A new root is announced before the log starts over (Formats/wal.md §9).
+                if counters.load(SharedCounter.roots.rawValue) == roots { return try outcome.get() }
+            } else if Self.rootGeneration(of: file) == generation {
+                return try outcome.get()
+            }
             attempts += 1
             if attempts >= 64 {
                 throw .io(detail: "\(path): other processes checkpointed 64 times during one read; try again")
@@ -210,21 +242,46 @@ extension BinaryStore {
         tailLock.lock()
         defer { tailLock.unlock() }
         if writeLockHeld { return }
+        guard let counters else {
+            _ = try tailLocked()
+            return
+        }
+        // Every writer bumps a counter after it publishes a save or a root, so unchanged
+        // counters mean nothing to read: no system call at all.
+        let now = (commits: counters.load(SharedCounter.commits.rawValue), roots: counters.load(SharedCounter.roots.rawValue))
+        if let seen = seenCounters, seen == now { return }
         _ = try tailLocked()
+        seenCounters = now
+    }
+
+    /// After a save, checkpoint or compaction of this handle was published: tell the others.
+    func announce(_ what: SharedCounter) {
+        guard sharesWrites, let counters else { return }
+        counters.increment(what.rawValue)
+    }
+
+    /// The counters of `NAME-shm` (Formats/wal.md §9).
+    enum SharedCounter: Int {
+        /// Saves published (bumped after the log write, its sync and publication).
+        case commits = 0
+        /// Roots published by checkpoints and compactions (bumped before the log starts over).
+        case roots = 1
+        /// Log writes begun (bumped before the frames are written).
+        case writesBegun = 2
     }
 
     /// Brings the published state up to the files: reloads the checkpointed state when another
     /// process published a new root (or a compaction put a new file under the store's name),
     /// then applies the saves in the log after `publishedLogEnd`. Returns whether anything
     /// changed. Caller holds `tailLock`, and no save of this handle is queued.
-    func tailLocked() throws(StoreError) -> Bool {
+    func tailLocked(readingLog tailingLog: Bool = true) throws(StoreError) -> Bool {
         let (file, generation) = rw.withReadLock { (dataFile, root.generation) }
         var changed = false
         if Self.rootGeneration(of: file) != generation || replacedDataFile(file) {
             try reloadLocked()
             changed = true
         }
-        guard let logFile else { return changed }
+        guard let logFile, tailingLog else { return changed }
         let (start, salt, currentCatalog) = rw.withReadLock { (publishedLogEnd, root.logSalt, catalog) }
         let replay: LogReplay
         do {
@@ -352,3 +409,4 @@ extension BinaryStore {
         foreignChanges += 1
     }
 }
+

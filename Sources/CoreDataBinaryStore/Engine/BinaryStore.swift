@@ -141,9 +141,19 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var foreignChanges = 0
     /// `foreignChanges` when the writer last caught up; guarded by `commitLock`.
     var foreignChangesSeen = 0
-    /// Per entity name, the next primary key no process may hand out, as the log's catalogs say
-    /// (Formats/wal.md §9, key reservations); guarded by `keyLock`.
+    /// Per entity name, the end of the keys this handle reserved, or of the reservations it read
+    /// (Formats/wal.md §9, key reservations); keys below it and at or above `nextKeys` are this
+    /// handle's alone. Guarded by `keyLock`.
     var reservedKeys: [String: Int64] = [:]
+    /// The store's `NAME-shm` counters (Formats/wal.md §9): commits and new roots, bumped by
+    /// every writer; `nil` with exclusive access or when the file layer has no shared memory.
+    let counters: (any StoreSharedCounters)?
+    /// The counters as of the last time this handle read the files; guarded by `tailLock`.
+    var seenCounters: (commits: UInt64, roots: UInt64)?
+
+    /// The remote-change observation, if one runs; guarded by `observerLock`.
+    var changeObserver: ChangeObserver?
+    let observerLock = NSLock()
 
     /// Opens the store at `path`, creating it when missing (unless read-only).
     ///
@@ -163,6 +173,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         self.hasUniquenessConstraints = model.entities.contains { !$0.uniquenessConstraints.isEmpty }
         self.cache = PageCache(capacity: options.pageCacheBytes)
         self.indexedAttributes = Self.indexedAttributes(of: model)
+        let counters = options.exclusiveAccess ? nil : options.fileSystem.sharedCounters(at: path + "-shm", writable: !options.readOnly)
+        self.counters = counters
+        // Read before the files: a save after this is seen at the first read.
+        seenCounters = counters.map { ($0.load(0), $0.load(1)) }
         let opened = try Self.open(path: path, model: model, metadata: metadata, options: options)
         dataFile = opened.dataFile
         logFile = opened.logFile
@@ -280,6 +294,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     ///   is reopened.
     public func close() throws(StoreError) {
         if rw.withReadLock({ isClosed }) { throw .closed }
+        stopObservingChanges()
         var failure = poisonedError
         if !options.readOnly, failure == nil {
             do {

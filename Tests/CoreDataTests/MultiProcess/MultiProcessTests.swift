@@ -151,4 +151,58 @@ final class MultiProcessTests: XCTestCase {
         try context.save()
         XCTAssertEqual(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Item")), 6)
     }
+
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`: a save in another process and a
+    /// save through this coordinator each post `.NSPersistentStoreRemoteChange` with the store's
+    /// URL and UUID, and a fetch in the observer sees the other process's objects.
+    func testRemoteChangeNotificationsForEverySaveFromAnyProcess() throws {
+        Self.scenarios += 1
+        let path = BinaryTestModel.temporaryPath()
+        let url = URL(fileURLWithPath: path)
+        let container = NSPersistentContainer(name: "Observer", managedObjectModel: BinaryTestModel.model)
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = NSBinaryStoreType
+        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+        container.persistentStoreDescriptions = [description]
+        var failure: Error?
+        container.loadPersistentStores { _, error in failure = error }
+        XCTAssertNil(failure)
+        let received = NotificationLog()
+        let coordinator = container.persistentStoreCoordinator
+        let token = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: coordinator, queue: nil) { note in
+            received.add(note.userInfo ?? [:])
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+
+        let other = try child("container", path, ["COREDATA_CHILD_SAVES": "3"])
+        XCTAssertEqual(other.finish(), 0, other.output)
+        XCTAssertTrue(received.wait(atLeast: 1, timeout: 5), "no notification for the other process's saves")
+        let info = try XCTUnwrap(received.first)
+        XCTAssertEqual((info[NSPersistentStoreURLKey] as? URL)?.path, path)
+        XCTAssertEqual(info[NSStoreUUIDKey] as? String, coordinator.persistentStores.first?.identifier)
+        XCTAssertEqual(try container.viewContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Item")), 3)
+
+        let seen = received.count
+        let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: container.viewContext)
+        owner.setValue("local", forKey: "name")
+        try container.viewContext.save()
+        XCTAssertTrue(received.wait(atLeast: seen + 1, timeout: 5), "no notification for this coordinator's own save")
+        try coordinator.remove(try XCTUnwrap(coordinator.persistentStores.first))
+    }
+}
+
+/// Notifications' `userInfo`s, collected from any thread.
+private final class NotificationLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var infos: [[AnyHashable: Any]] = []
+
+    func add(_ info: [AnyHashable: Any]) { lock.withLock { infos.append(info) } }
+    var count: Int { lock.withLock { infos.count } }
+    var first: [AnyHashable: Any]? { lock.withLock { infos.first } }
+
+    func wait(atLeast count: Int, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while self.count < count, Date() < deadline { usleep(1_000) }
+        return self.count >= count
+    }
 }

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The processes phase: the bench binary runs itself as writer and reader processes on one store
+/// (`--child-role`), so both sides pay for separate processes as a server's workers would.
+enum Processes {
+    /// Starts this binary as a child with `arguments`; its standard output goes to a pipe.
+    static func spawn(_ arguments: [String]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        return (process, pipe)
+    }
+
+    /// Waits for a child and returns what it printed; throws when it failed.
+    static func finish(_ child: (Process, Pipe)) throws -> String {
+        let output = String(decoding: child.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.0.waitUntilExit()
+        guard child.0.terminationStatus == 0 else {
+            throw BenchError("a child process exited with status \(child.0.terminationStatus): \(output)")
+        }
+        return output
+    }
+
+    /// What a child does: `writer` inserts users `first..<first + count` one save each;
+    /// `reader` looks up random users among the first `count` until `path.stop` appears, then
+    /// prints `SEEN <rows> LOOKUPS <lookups>`.
+    static func runChild(role: String, side: String, path: String, first: Int, count: Int) throws {
+        let model = UserModel.make(indexOnAge: false)
+        switch (role, side) {
+        case ("writer", "ours"):
+            let store = try BinaryUsers(path: path, model: model, durability: .full)
+            try store.insertEach(ArraySlice((first..<(first + count)).map(Users.make)))
+            try store.close()
+        case ("writer", _):
+            let db = try SQLiteUsers(path: path, synchronous: "FULL")
+            try db.insertEach(ArraySlice((first..<(first + count)).map(Users.make)), firstID: Int64(first))
+            db.close()
+        case ("reader", _):
+            var random = SeededRandom(seed: UInt64(ProcessInfo.processInfo.processIdentifier))
+            var lookups = 0
+            let ours = side == "ours" ? try BinaryUsers(path: path, model: model, durability: .full) : nil
+            let sqlite = side == "ours" ? nil : try SQLiteUsers(path: path, synchronous: "FULL")
+            while !FileManager.default.fileExists(atPath: path + ".stop") {
+                let keys = (0..<100).map { _ in Int64.random(in: 1...Int64(max(1, count)), using: &random) }
+                if let ours { _ = try ours.lookups(keys) } else { _ = try sqlite?.lookups(keys) }
+                lookups += keys.count
+            }
+            let seen = try ours?.count() ?? sqlite?.count() ?? -1
+            try ours?.close()
+            sqlite?.close()
+            print("SEEN \(seen) LOOKUPS \(lookups)")
+        default:
+            throw BenchError("no child role \(role)")
+        }
+    }
+}
+
+/// A failure of the benchmark itself (a child that failed, a result that is wrong).
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,56 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+
+extension BinaryStore: ExternalChangeObserving {
+    /// Polls the store's shared counters every millisecond (a memory load each, Formats/wal.md
+    /// §9), or its files every 10 ms where the file layer has no shared memory, on a thread of
+    /// its own; reads what changed before calling `onChange`, so a fetch made in the callback
+    /// sees it.
+    public func startObservingChanges(_ onChange: @escaping @Sendable () -> Void) {
+        let observer = ChangeObserver()
+        observerLock.withLock {
+            changeObserver?.stop()
+            changeObserver = observer
+        }
+        let thread = Thread { [weak self] in
+            var last = self?.changeState()
+            while !observer.isStopped {
+                guard let self else { return }
+                usleep(self.counters == nil ? 10_000 : 1_000)
+                if observer.isStopped { return }
+                let now = self.changeState()
+                guard now != last else { continue }
+                // The counters moved; read the files (errors surface at the next fetch).
+                try? self.refresh()
+                last = self.changeState()
+                if !observer.isStopped { onChange() }
+            }
+        }
+        thread.name = "CoreData remote-change observer"
+        thread.start()
+    }
+
+    public func stopObservingChanges() {
+        observerLock.withLock {
+            changeObserver?.stop()
+            changeObserver = nil
+        }
+    }
+
+    /// What tells that the store changed: the shared counters, else the published log end and
+    /// root generation as the files say.
+    private func changeState() -> [UInt64] {
+        if let counters { return [counters.load(SharedCounter.commits.rawValue), counters.load(SharedCounter.roots.rawValue)] }
+        try? refresh()
+        return rw.withReadLock { [publishedLogEnd, root.generation] }
+    }
+}
+
+/// The stop flag of one observation.
+final class ChangeObserver: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+    var isStopped: Bool { lock.withLock { stopped } }
+    func stop() { lock.withLock { stopped = true } }
+}
