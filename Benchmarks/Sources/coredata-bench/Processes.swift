@@ -38,6 +38,15 @@ enum Processes {
             let db = try SQLiteUsers(path: path, synchronous: "FULL")
             try db.insertEach(ArraySlice((first..<(first + count)).map(Users.make)), firstID: Int64(first))
             db.close()
+        case ("notifier", _):
+            // Saves `count` times, 5 ms apart, printing the monotonic clock after each returned.
+            let store = try BinaryUsers(path: path, model: model, durability: .full)
+            for index in 0..<count {
+                try store.insertEach(ArraySlice([Users.make(first + index)]))
+                print("T \(DispatchTime.now().uptimeNanoseconds)")
+                usleep(5_000)
+            }
+            try store.close()
         case ("reader", _):
             var random = SeededRandom(seed: UInt64(ProcessInfo.processInfo.processIdentifier))
             var lookups = 0
@@ -56,6 +65,41 @@ enum Processes {
             throw BenchError("no child role \(role)")
         }
     }
+}
+
+extension Processes {
+    /// The delay from a save returning in another process to this process's remote-change
+    /// callback, for `count` saves: sorted, in seconds.
+    static func notificationDelays(path: String, count: Int) throws -> [Double] {
+        let model = UserModel.make(indexOnAge: false)
+        let observer = try BinaryUsers(path: path, model: model, durability: .full)
+        let times = TimeLog()
+        observer.store.startObservingChanges { times.add(DispatchTime.now().uptimeNanoseconds) }
+        let child = try spawn(["--child-role", "notifier", "--child-side", "ours", "--child-path", path, "--child-first", "1", "--child-count", "\(count)"])
+        let saves = try finish(child).split(separator: "\n").compactMap { line -> UInt64? in
+            line.hasPrefix("T ") ? UInt64(line.dropFirst(2)) : nil
+        }
+        usleep(20_000)
+        observer.store.stopObservingChanges()
+        try observer.close()
+        let notified = times.values.sorted()
+        var delays: [Double] = []
+        for saved in saves {
+            guard let first = notified.first(where: { $0 >= saved }) else {
+                throw BenchError("no remote-change callback after a save of the notifier process")
+            }
+            delays.append(Double(first - saved) / 1e9)
+        }
+        return delays.sorted()
+    }
+}
+
+/// Monotonic times collected from any thread.
+final class TimeLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var times: [UInt64] = []
+    func add(_ time: UInt64) { lock.withLock { times.append(time) } }
+    var values: [UInt64] { lock.withLock { times } }
 }
 
 /// A failure of the benchmark itself (a child that failed, a result that is wrong).

@@ -9,6 +9,11 @@ extension NSNotification.Name {
     public static let NSManagedObjectContextDidSave = NSNotification.Name("NSManagedObjectContextDidSaveNotification")
     /// Posted after a context saved; userInfo holds object IDs under `inserted_objectIDs`, ….
     public static let NSManagedObjectContextDidSaveObjectIDs = NSNotification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+    /// Posted (on the context's queue) after a context merged changes in, from another context's
+    /// save, a parent's, or a remote one; userInfo holds the merged IDs under
+    /// ``NSInsertedObjectIDsKey``, ``NSUpdatedObjectIDsKey``, ``NSDeletedObjectIDsKey`` and
+    /// ``NSRefreshedObjectIDsKey``.
+    public static let NSManagedObjectContextDidMergeChangesObjectIDs = NSNotification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
 }
 
 /// userInfo key: inserted objects.
@@ -27,6 +32,13 @@ public let NSInsertedObjectIDsKey = "inserted_objectIDs"
 public let NSUpdatedObjectIDsKey = "updated_objectIDs"
 /// userInfo key: IDs of deleted objects.
 public let NSDeletedObjectIDsKey = "deleted_objectIDs"
+/// userInfo key: IDs of refreshed objects.
+public let NSRefreshedObjectIDsKey = "refreshed_objectIDs"
+/// userInfo key: IDs of invalidated objects.
+public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"
+/// userInfo key of `NSManagedObjectContextObjectsDidChange`: every object of the context was
+/// invalidated (``NSManagedObjectContext/reset()``); the value is an array of them.
+public let NSInvalidatedAllObjectsKey = "invalidatedAll"
 
 /// The changes a context has made since it last posted `NSManagedObjectContextObjectsDidChange`,
 /// coalesced as Apple's `processPendingChanges()` coalesces them: one notification per event,

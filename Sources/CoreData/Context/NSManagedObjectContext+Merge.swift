@@ -56,7 +56,8 @@ extension NSManagedObjectContext {
         // Another context's new objects, registered here as faults (a temporary ID cannot be
         // read from a store: those are skipped).
         var added: [NSManagedObject] = []
-        for id in inserted where !id.isTemporaryID {
+        // A child reads a sibling's new objects from the parent, temporary IDs and all.
+        for id in inserted where !id.isTemporaryID || parent != nil {
             if registered[id] != nil { continue }
             added.append(object(with: id))
         }
@@ -93,15 +94,39 @@ extension NSManagedObjectContext {
         if !refreshed.isEmpty { info[NSRefreshedObjectsKey] = Set(refreshed) }
         if !removed.isEmpty { info[NSDeletedObjectsKey] = Set(removed) }
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info)
+        var merged: [String: Any] = [:]
+        if !added.isEmpty { merged[NSInsertedObjectIDsKey] = Set(added.map(\.objectID)) }
+        if !refreshed.isEmpty { merged[NSRefreshedObjectIDsKey] = Set(refreshed.map(\.objectID)) }
+        if !removed.isEmpty { merged[NSDeletedObjectIDsKey] = Set(removed.map(\.objectID)) }
+        let updatedIDs = Set(updated).intersection(refreshed.map(\.objectID))
+        if !updatedIDs.isEmpty { merged[NSUpdatedObjectIDsKey] = updatedIDs }
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidMergeChangesObjectIDs, object: self, userInfo: merged)
     }
 
-    /// Starts or stops merging other contexts' saves to the same coordinator.
+    /// Starts or stops merging what is saved into this context's parent: other contexts' saves
+    /// to the same coordinator, or, for a child context, its siblings' saves into the parent
+    /// context (Apple: "changes saved to its persistent store coordinator or parent context").
     func updateAutomaticMerging() {
         if let token = mergeObserver {
             NotificationCenter.default.removeObserver(token)
             mergeObserver = nil
         }
-        guard automaticallyMergesChangesFromParent, let coordinator = persistentStoreCoordinator else { return }
+        guard automaticallyMergesChangesFromParent else { return }
+        if let parentContext = parent {
+            mergeObserver = NotificationCenter.default.addObserver(
+                forName: .NSManagedObjectContextDidSave, object: nil, queue: nil
+            ) { [weak self, weak parentContext] note in
+                guard let self, let sibling = note.object as? NSManagedObjectContext, sibling !== self,
+                      let parentContext, sibling.parent === parentContext else { return }
+                func ids(_ key: String) -> [NSManagedObjectID] {
+                    ((note.userInfo?[key] as? Set<NSManagedObject>) ?? []).map(\.objectID)
+                }
+                let (inserted, updated, deleted) = (ids(NSInsertedObjectsKey), ids(NSUpdatedObjectsKey), ids(NSDeletedObjectsKey))
+                self.perform { self.applyMerge(inserted: inserted, updated: updated, deleted: deleted) }
+            }
+            return
+        }
+        guard let coordinator = persistentStoreCoordinator else { return }
         mergeObserver = NotificationCenter.default.addObserver(
             forName: .coordinatorDidSaveObjectIDs, object: coordinator, queue: nil
         ) { [weak self] note in

@@ -48,6 +48,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             precondition(newValue !== self, "CoreData: a context cannot be its own parent")
             precondition(ownCoordinator == nil || newValue == nil, "CoreData: a context has either a parent or a persistentStoreCoordinator, not both")
         }
+        didSet { if automaticallyMergesChangesFromParent { updateAutomaticMerging() } }
     }
     /// How conflicts at save are resolved; ``NSErrorMergePolicy`` (fail) by default.
     public var mergePolicy: Any = NSMergePolicy.error
@@ -455,16 +456,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Forgets every object and unsaved change. Objects handed out before must not be used.
+    ///
+    /// Posts `NSManagedObjectContextObjectsDidChange` with the objects it forgot under
+    /// ``NSInvalidatedAllObjectsKey`` (an array), as Apple's does, so observers such as a
+    /// fetched-results controller drop them.
     open func reset() {
         assertOnQueue()
+        let forgotten = Array(registered.values)
         noteUnregistered(Array(registered.keys))
-        for object in registered.values { object.managedObjectContext = nil }
+        for object in forgotten { object.managedObjectContext = nil }
         registered = [:]
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]
         changeNotice = PendingChangeNotice()
         changeNoticeGeneration &+= 1
+        guard !forgotten.isEmpty else { return }
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [NSInvalidatedAllObjectsKey: forgotten])
     }
 
     /// Throws away unsaved changes: inserted objects leave, deleted ones come back, changed

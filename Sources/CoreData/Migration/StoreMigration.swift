@@ -55,6 +55,8 @@ package enum StoreMigration {
             try fs.syncDirectory(containing: path)
             try fs.rename(staging, to: path)
             if keepingStagedLog, fs.fileExists(staging + "-wal") { try fs.rename(staging + "-wal", to: path + "-wal") }
+            // The staged store's shared counters are hints of a closed store (Formats/wal.md §9).
+            if fs.fileExists(staging + "-shm") { try fs.remove(staging + "-shm") }
             try fs.syncDirectory(containing: path)
         } catch {
             throw coreDataError(NSMigrationError, "cannot install the migrated store at \(path): \(error)")

@@ -126,8 +126,38 @@ extension NSManagedObject {
         return result
     }
 
-    /// Like ``changedValues()``, restricted to what changed since the context last merged.
-    public func changedValuesForCurrentEvent() -> [String: Any] { changedValues() }
+    /// The persistent properties changed in the current event (since the context last posted
+    /// `NSManagedObjectContextObjectsDidChange`, and still unsaved) with their new values; inside
+    /// an observer of that notification, the changes it reports.
+    public func changedValuesForCurrentEvent() -> [String: Any] {
+        let still = changedKeys
+        var result: [String: Any] = [:]
+        for key in eventChangedKeys where still.contains(key) {
+            guard let property = entity.propertiesByName[key], !property.isTransient else { continue }
+            result[key] = currentValue(of: property) ?? NSNull()
+        }
+        return result
+    }
+
+    /// Keys changed in the event in which this object last changed, by name.
+    var eventChangedKeys: Set<String> {
+        guard eventSlots != 0 else { return eventOtherKeys }
+        var keys = eventOtherKeys
+        let names = entity.propertyLayout.names
+        var bits = eventSlots
+        while bits != 0 {
+            keys.insert(names[bits.trailingZeroBitCount])
+            bits &= bits - 1
+        }
+        return keys
+    }
+
+    /// The first change of a new event starts the event's keys over.
+    private func startEventIfNeeded() {
+        guard let context = managedObjectContext, notedChangeGeneration != context.changeNoticeGeneration else { return }
+        eventSlots = 0
+        if !eventOtherKeys.isEmpty { eventOtherKeys = [] }
+    }
 
     // MARK: Internals
 
@@ -195,12 +225,16 @@ extension NSManagedObject {
 
     func noteChange(_ key: String) {
         changedOtherKeys.insert(key)
+        startEventIfNeeded()
+        eventOtherKeys.insert(key)
         managedObjectContext?.objectDidChange(self)
     }
 
     /// Notes a change of the attribute at `slot` (below 64).
     func noteChange(slot: Int) {
         changedSlots |= 1 << UInt64(slot)
+        startEventIfNeeded()
+        eventSlots |= 1 << UInt64(slot)
         managedObjectContext?.objectDidChange(self)
     }
 

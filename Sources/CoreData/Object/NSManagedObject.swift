@@ -53,6 +53,10 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     var notedChangeGeneration = -1
     /// Other keys changed since the last save or fetch (relationships, slots from 64 on).
     var changedOtherKeys: Set<String> = []
+    /// What changed in the event in which the object last changed (`notedChangeGeneration`),
+    /// for ``changedValuesForCurrentEvent()``: attribute slots below 64, then other keys.
+    var eventSlots: UInt64 = 0
+    var eventOtherKeys: Set<String> = []
 
     /// Keys changed since the last save or fetch, by name (built from the slot bits; for the
     /// name-based API and the slower paths). Setting it replaces both parts.
