@@ -140,14 +140,17 @@ extension NSManagedObject {
     }
 
     /// Keys changed in the event in which this object last changed, by name.
-    var eventChangedKeys: Set<String> {
-        guard eventSlots != 0 else { return eventOtherKeys }
-        var keys = eventOtherKeys
+    var eventChangedKeys: Set<String> { keys(ofSlots: eventSlots, plus: eventOtherKeys) }
+
+    /// The names of the attribute slots set in `bits` (one bit per slot below 64), with `others`.
+    func keys(ofSlots bits: UInt64, plus others: Set<String>) -> Set<String> {
+        guard bits != 0 else { return others }
+        var keys = others
         let names = entity.propertyLayout.names
-        var bits = eventSlots
-        while bits != 0 {
-            keys.insert(names[bits.trailingZeroBitCount])
-            bits &= bits - 1
+        var remaining = bits
+        while remaining != 0 {
+            keys.insert(names[remaining.trailingZeroBitCount])
+            remaining &= remaining - 1
         }
         return keys
     }

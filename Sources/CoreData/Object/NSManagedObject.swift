@@ -61,17 +61,7 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// Keys changed since the last save or fetch, by name (built from the slot bits; for the
     /// name-based API and the slower paths). Setting it replaces both parts.
     var changedKeys: Set<String> {
-        get {
-            guard changedSlots != 0 else { return changedOtherKeys }
-            var keys = changedOtherKeys
-            let names = entity.propertyLayout.names
-            var bits = changedSlots
-            while bits != 0 {
-                keys.insert(names[bits.trailingZeroBitCount])
-                bits &= bits - 1
-            }
-            return keys
-        }
+        get { keys(ofSlots: changedSlots, plus: changedOtherKeys) }
         set {
             changedSlots = 0
             changedOtherKeys = newValue

@@ -13,19 +13,7 @@ extension BinaryStore {
     ///   poisoned, and the store on disk is still the one before the checkpoint.
     public func checkpoint(truncatingLog: Bool = false, progress: BinaryStoreProgress? = nil) throws(StoreError) {
         try checkWritable()
-        commitLock.lock()
-        defer { commitLock.unlock() }
-        drainGroupCommits()
-        do {
-            try beginWrite()
-            defer { releaseWriteLockIfIdle() }
-            try checkpointLocked(truncatingLog: truncatingLog, progress: progress)
-        } catch {
-            group.lock()
-            if poisoned == nil { poisoned = error }
-            group.unlock()
-            throw error
-        }
+        try maintaining { () throws(StoreError) in try checkpointLocked(truncatingLog: truncatingLog, progress: progress) }
     }
 
     /// Caller holds `commitLock` with no save queued.

@@ -15,21 +15,9 @@ extension BinaryStore {
     ///   poisoned and the store on disk is the old or the new file, both complete.
     public func compact(progress: BinaryStoreProgress? = nil) throws(StoreError) {
         try checkWritable()
-        commitLock.lock()
-        defer { commitLock.unlock() }
-        drainGroupCommits()
-        do {
-            try beginWrite()
-            defer { releaseWriteLockIfIdle() }
-            // No checkpoint first: records still in the log are copied from it, and the new
-            // root's salt retires every old frame (Formats/binary-store.md §10).
-            try compactLocked(progress: progress)
-        } catch {
-            group.lock()
-            if poisoned == nil { poisoned = error }
-            group.unlock()
-            throw error
-        }
+        // No checkpoint first: records still in the log are copied from it, and the new root's
+        // salt retires every old frame (Formats/binary-store.md §10).
+        try maintaining { () throws(StoreError) in try compactLocked(progress: progress) }
     }
 
     /// A new, empty data file at `path` (any file there is removed first) for a store written

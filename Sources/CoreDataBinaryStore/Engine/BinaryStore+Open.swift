@@ -355,14 +355,8 @@ extension BinaryStore {
                 try dataFile.truncate(to: root.dataEnd)
                 try dataFile.sync()
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as StoreIOError {
-            throw ioError(error)
-        } catch let error as BinaryFormatError {
-            throw corrupt(error)
         } catch {
-            throw .io(detail: "\(error)")
+            throw storeError(error)
         }
         return Opened(
             dataFile: dataFile, logFile: logFile, header: header, root: root, activeSlot: activeSlot, catalog: catalog,

@@ -158,21 +158,11 @@ extension BinaryStore {
     /// be made exclusive), and truncates the log; with others there, checkpoints only a log past
     /// the threshold and leaves the log to them.
     func checkpointOnSharedClose() throws(StoreError) {
-        commitLock.lock()
-        defer { commitLock.unlock() }
-        drainGroupCommits()
-        do {
-            try beginWrite()
-            defer { releaseWriteLockIfIdle() }
+        try maintaining { () throws(StoreError) in
             let alone = (try? dataFile.lock(exclusive: true, wait: false)) == true
             if alone || logEnd > UInt64(options.checkpointThreshold) {
                 try checkpointLocked(truncatingLog: alone)
             }
-        } catch {
-            group.lock()
-            if poisoned == nil { poisoned = error }
-            group.unlock()
-            throw error
         }
     }
 
@@ -290,14 +280,8 @@ extension BinaryStore {
             replay = try LogReplay.run(
                 logFile, from: start, size: size, salt: salt, sequence: tailSequence, chain: tailChain,
                 catalog: currentCatalog, checkingDamage: false)
-        } catch let error as StoreError {
-            throw error
-        } catch let error as StoreIOError {
-            throw Self.ioError(error)
-        } catch let error as BinaryFormatError {
-            throw Self.corrupt(error)
         } catch {
-            throw .io(detail: "\(error)")
+            throw Self.storeError(error)
         }
         guard !replay.transactions.isEmpty else { return changed }
         var keys: [String: Int64] = [:]

@@ -239,6 +239,35 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     static func ioError(_ error: StoreIOError) -> StoreError { .io(detail: error.description) }
     static func corrupt(_ error: BinaryFormatError) -> StoreError { .corrupt(detail: error.description) }
 
+    /// Any error of the file layer or the format decoders as the store reports it.
+    static func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: error
+        case let error as StoreIOError: ioError(error)
+        case let error as BinaryFormatError: corrupt(error)
+        default: .io(detail: "\(error)")
+        }
+    }
+
+    /// Runs a checkpoint or compaction: every save of this handle finished, the write lock held
+    /// (so other processes' saves wait, and their last ones are read first). A failure of
+    /// `body` poisons the handle; failing to get the lock does not.
+    func maintaining(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+        commitLock.lock()
+        defer { commitLock.unlock() }
+        drainGroupCommits()
+        try beginWrite()
+        defer { releaseWriteLockIfIdle() }
+        do {
+            try body()
+        } catch {
+            group.lock()
+            if poisoned == nil { poisoned = error }
+            group.unlock()
+            throw error
+        }
+    }
+
     // MARK: PersistentStoreEngine
 
     public func metadata() throws(StoreError) -> StoreMetadata {

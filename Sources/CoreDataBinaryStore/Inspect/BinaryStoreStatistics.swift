@@ -136,14 +136,8 @@ extension BinaryStore {
             guard size >= UInt64(LogLayout.headerSize) else { return (size, nil, checkpointCatalog) }
             let replay = try LogReplay.run(logFile, size: size, salt: root.logSalt, catalog: checkpointCatalog)
             return (size, replay, checkpointCatalog)
-        } catch let error as StoreError {
-            throw error
-        } catch let error as StoreIOError {
-            throw Self.ioError(error)
-        } catch let error as BinaryFormatError {
-            throw Self.corrupt(error)
         } catch {
-            throw .io(detail: "\(error)")
+            throw Self.storeError(error)
         }
     }
 }
