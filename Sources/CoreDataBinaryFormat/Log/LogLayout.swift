@@ -29,8 +29,6 @@ public enum LogLayout {
     public static let preallocationStep = 1 << 20
     /// §9: a writer that shares the store reserves at least this many primary keys at a time.
     public static let keyReservation: Int64 = 4_096
-    /// §9: the first and the longest pause between tries for the write lock, in microseconds.
-    public static let lockRetryPauses: (first: UInt32, longest: UInt32) = (50, 1_000)
     /// §9: how long, by default, a writer waits for the write lock, in seconds.
     public static let defaultLockTimeout: Double = 10
 }

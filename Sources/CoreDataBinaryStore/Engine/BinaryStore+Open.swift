@@ -126,20 +126,29 @@ extension BinaryStore {
         throw .io(detail: "\(path) was replaced while it was being locked, again and again")
     }
 
-    /// Takes `file`'s exclusive lock, polling with growing pauses until `timeout` seconds have
-    /// passed (Formats/wal.md §9).
+    /// Takes `file`'s exclusive lock, waiting up to `timeout` seconds (Formats/wal.md §9).
+    ///
+    /// Uncontended, one non-blocking try. Contended, a thread blocks in the kernel for the lock,
+    /// so it is woken the moment the holder lets go: polling would leave the lock to a holder
+    /// that takes it again at once (a writer saving in a loop) and starve everyone else. A
+    /// waiter that gives up leaves its thread to let the lock go as soon as it gets it.
     static func lockWaiting(_ file: any StoreFile, path: String, timeout: Double) throws(StoreError) {
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
-        var pause = LogLayout.lockRetryPauses.first
-        while true {
-            let locked: Bool
-            do { locked = try file.lock(exclusive: true, wait: false) } catch { throw ioError(error) }
-            if locked { return }
-            guard DispatchTime.now().uptimeNanoseconds < deadline else {
-                throw .io(detail: "the store at \(path.hasSuffix("-wal") ? String(path.dropLast(4)) : path) \(lockConflictPhrase) (its write lock was held for more than \(timeout) s)")
-            }
-            usleep(pause)
-            pause = min(pause * 2, LogLayout.lockRetryPauses.longest)
+        do { if try file.lock(exclusive: true, wait: false) { return } } catch { throw ioError(error) }
+        let attempt = LockAttempt()
+        let thread = Thread {
+            let result: Result<Bool, StoreIOError>
+            do throws(StoreIOError) { result = .success(try file.lock(exclusive: true, wait: true)) } catch { result = .failure(error) }
+            attempt.finish(result, release: file.unlock)
+        }
+        thread.name = "CoreData store lock"
+        thread.start()
+        switch attempt.wait(seconds: timeout) {
+        case .success(true)?:
+            return
+        case .failure(let error)?:
+            throw ioError(error)
+        case .success(false)?, nil:
+            throw .io(detail: "the store at \(path.hasSuffix("-wal") ? String(path.dropLast(4)) : path) \(lockConflictPhrase) (its write lock was held for more than \(timeout) s)")
         }
     }
 
@@ -476,3 +485,32 @@ extension StoreError {
 
 /// The metadata key of the store's UUID (`NSStoreUUIDKey` in the CoreData module).
 let NSStoreUUIDKeyName = "NSStoreUUID"
+
+/// One blocking lock attempt on its own thread, which the waiter may give up on.
+final class LockAttempt: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<Bool, StoreIOError>?
+    private var abandoned = false
+
+    /// Called by the locking thread; releases a lock nobody waits for any more.
+    func finish(_ outcome: Result<Bool, StoreIOError>, release: () -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        if abandoned {
+            if case .success(true) = outcome { release() }
+            return
+        }
+        result = outcome
+        condition.signal()
+    }
+
+    /// The outcome, or `nil` after `seconds` (the attempt is then abandoned).
+    func wait(seconds: Double) -> Result<Bool, StoreIOError>? {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(max(0, seconds))
+        while result == nil, condition.wait(until: deadline) {}
+        if result == nil { abandoned = true }
+        return result
+    }
+}

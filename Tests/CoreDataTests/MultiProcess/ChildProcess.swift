@@ -60,7 +60,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the child to exit (killing it after `timeout` seconds) and returns its status.
     @discardableResult
-    func finish(timeout: Double = 120) -> Int32 {
+    func finish(timeout: Double = 240) -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(5_000) }
         if process.isRunning { kill() }

@@ -91,7 +91,7 @@ final class MultiProcessChild: XCTestCase {
         let expected = number("COREDATA_CHILD_EXPECT", 0)
         let store = try open(path, readOnly: environment["COREDATA_CHILD_READ_ONLY"] == "1")
         let entity = try XCTUnwrap(BinaryTestModel.model.entitiesByName["Tag"])
-        let deadline = Date().addingTimeInterval(Double(number("COREDATA_CHILD_SECONDS", 60)))
+        let deadline = Date().addingTimeInterval(Double(number("COREDATA_CHILD_SECONDS", 180)))
         var last = 0
         var fetches = 0
         while Date() < deadline {
