@@ -25,7 +25,8 @@ enum Processes {
     }
 
     /// What a child does: `writer` inserts users `first..<first + count` one save each;
-    /// `reader` looks up random users among the first `count` until `path.stop` appears, then
+    /// `reader` looks up 100 random users among the first `count` every millisecond until
+    /// `path.stop` appears, then
     /// prints `SEEN <rows> LOOKUPS <lookups>`.
     static func runChild(role: String, side: String, path: String, first: Int, count: Int) throws {
         let model = UserModel.make(indexOnAge: false)
@@ -56,6 +57,9 @@ enum Processes {
                 let keys = (0..<100).map { _ in Int64.random(in: 1...Int64(max(1, count)), using: &random) }
                 if let ours { _ = try ours.lookups(keys) } else { _ = try sqlite?.lookups(keys) }
                 lookups += keys.count
+                // Readers at a steady pace, as a service's would be: a reader that spins takes
+                // the writers' cores, more so the faster its lookups are.
+                usleep(1_000)
             }
             let seen = try ours?.count() ?? sqlite?.count() ?? -1
             try ours?.close()

@@ -29,6 +29,10 @@ public enum LogLayout {
     public static let preallocationStep = 1 << 20
     /// §9: a writer that shares the store reserves at least this many primary keys at a time.
     public static let keyReservation: Int64 = 4_096
+    /// §9: the first and the longest pause between non-blocking tries for the write lock, in
+    /// microseconds, and how long (seconds) those tries go on before a blocking wait.
+    public static let lockRetryPauses: (first: UInt32, longest: UInt32) = (20, 1_000)
+    public static let lockPollingTime: Double = 0.02
     /// §9: how long, by default, a writer waits for the write lock, in seconds.
     public static let defaultLockTimeout: Double = 10
 }

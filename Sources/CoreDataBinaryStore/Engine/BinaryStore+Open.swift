@@ -128,12 +128,24 @@ extension BinaryStore {
 
     /// Takes `file`'s exclusive lock, waiting up to `timeout` seconds (Formats/wal.md §9).
     ///
-    /// Uncontended, one non-blocking try. Contended, a thread blocks in the kernel for the lock,
-    /// so it is woken the moment the holder lets go: polling would leave the lock to a holder
-    /// that takes it again at once (a writer saving in a loop) and starve everyone else. A
-    /// waiter that gives up leaves its thread to let the lock go as soon as it gets it.
+    /// First non-blocking tries with growing pauses, for a short while: a lock held for one
+    /// commit is usually free within it, and a process that keeps the lock for a run of saves
+    /// writes them faster than one that hands it over after each. Then a thread blocks in the
+    /// kernel for the lock, so it is woken the moment the holder lets go: polling alone would
+    /// leave the lock to a holder that takes it again at once (a writer saving in a loop) and
+    /// starve everyone else. A waiter that gives up leaves its thread to let the lock go as soon
+    /// as it gets it.
     static func lockWaiting(_ file: any StoreFile, path: String, timeout: Double) throws(StoreError) {
-        do { if try file.lock(exclusive: true, wait: false) { return } } catch { throw ioError(error) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let polling = UInt64(min(max(0, timeout), LogLayout.lockPollingTime) * 1e9)
+        var pause = LogLayout.lockRetryPauses.first
+        while true {
+            do { if try file.lock(exclusive: true, wait: false) { return } } catch { throw ioError(error) }
+            guard DispatchTime.now().uptimeNanoseconds - start < polling else { break }
+            usleep(pause)
+            pause = min(pause * 2, LogLayout.lockRetryPauses.longest)
+        }
+        let remaining = max(0, timeout - Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         let attempt = LockAttempt()
         let thread = Thread {
             let result: Result<Bool, StoreIOError>
@@ -142,7 +154,7 @@ extension BinaryStore {
         }
         thread.name = "CoreData store lock"
         thread.start()
-        switch attempt.wait(seconds: timeout) {
+        switch attempt.wait(seconds: remaining) {
         case .success(true)?:
             return
         case .failure(let error)?:

@@ -32,6 +32,7 @@ extension BinaryStore {
         let quiet = now != nil && seenCounters?.commits == now?.commits
             && counters?.load(SharedCounter.writesBegun.rawValue) == now?.commits
         let changed: Bool
+        let generation = rw.withReadLock { root.generation }
         do {
             changed = try tailLocked(readingLog: !quiet)
         } catch {
@@ -50,7 +51,16 @@ extension BinaryStore {
         logEnd = rw.withReadLock { publishedLogEnd }
         logSequence = tailSequence
         logChain = tailChain
-        if changed { logAllocatedEnd = (try? logFile.size()) ?? logAllocatedEnd }
+        if changed, rw.withReadLock({ root.generation }) != generation {
+            // Another process started the log over (and may have cut it): ask its size.
+            logAllocatedEnd = (try? logFile.size()) ?? UInt64(LogLayout.headerSize)
+        } else if changed {
+            // Writers pad the log to the preallocation step after each write that reaches past
+            // it (Formats/wal.md §5), so the file extends at least that far. No fstat: a system
+            // call on the log right before writing it slows the sync after it.
+            let step = UInt64(LogLayout.preallocationStep)
+            logAllocatedEnd = max(logAllocatedEnd, (logEnd + step - 1) / step * step)
+        }
         if foreignChanges != foreignChangesSeen {
             foreignChangesSeen = foreignChanges
             unique = nil
@@ -275,8 +285,9 @@ extension BinaryStore {
         let (start, salt, currentCatalog) = rw.withReadLock { (publishedLogEnd, root.logSalt, catalog) }
         let replay: LogReplay
         do {
-            let size = try logFile.size()
-            guard size > start else { return changed }
+            // No fstat: the frames' own lengths and checksums bound the read (a short read at
+            // the end of the file fails to decode and ends the tail).
+            let size = UInt64(Int64.max)
             replay = try LogReplay.run(
                 logFile, from: start, size: size, salt: salt, sequence: tailSequence, chain: tailChain,
                 catalog: currentCatalog, checkingDamage: false)
