@@ -45,7 +45,7 @@ extension BinaryStore {
                 counters.increment(SharedCounter.commits.rawValue)
             }
         }
-        seenCounters = counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
+        noteSeen(counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) })
         writeLockHeld = true
         // The writer continues the log where the last reader of it stopped.
         logEnd = rw.withReadLock { publishedLogEnd }
@@ -83,7 +83,7 @@ extension BinaryStore {
         tailSequence = logSequence
         tailChain = logChain
         // Every bump since this handle took the lock is its own: nothing of others to read.
-        seenCounters = counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
+        noteSeen(counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) })
         writeLockHeld = false
         logFile.unlock()
     }
@@ -194,21 +194,36 @@ extension BinaryStore {
         while true {
             try refresh()
             let roots = counters?.load(SharedCounter.roots.rawValue)
-            let (outcome, generation, file, readLog) = rw.withReadLock { () -> (Result<T, StoreError>, UInt64, any StoreFile, Bool) in
-                let outcome: Result<T, StoreError>
-                if isClosed { outcome = .failure(.closed) } else {
-                    do throws(StoreError) { outcome = .success(try body()) } catch { outcome = .failure(error) }
+            var value: T?
+            var failure: StoreError?
+            var readLog = false
+            var generation: UInt64 = 0
+            var file: (any StoreFile)?
+            rw.withReadLock {
+                if isClosed { failure = .closed } else {
+                    do throws(StoreError) { value = try body() } catch { failure = error }
                 }
-                return (outcome, root.generation, dataFile, publishedLogEnd > UInt64(LogLayout.firstFrameOffset))
+                readLog = publishedLogEnd > UInt64(LogLayout.firstFrameOffset)
+                if roots == nil {
+                    generation = root.generation
+                    file = dataFile
+                }
             }
-            if case .failure(.closed) = outcome { throw .closed }
-            // Data pages below the root's end never change; only the log is reused.
-            if !readLog { return try outcome.get() }
-            if let roots, let counters {
-                // A new root is announced before the log starts over (Formats/wal.md §9).
-                if counters.load(SharedCounter.roots.rawValue) == roots { return try outcome.get() }
-            } else if Self.rootGeneration(of: file) == generation {
-                return try outcome.get()
+            if case .closed? = failure { throw .closed }
+            // Data pages below the root's end never change; only the log is reused. A new root is
+            // announced before the log starts over (Formats/wal.md §9).
+            let unchanged: Bool
+            if !readLog {
+                unchanged = true
+            } else if let roots, let counters {
+                unchanged = counters.load(SharedCounter.roots.rawValue) == roots
+            } else {
+                unchanged = file.map { Self.rootGeneration(of: $0) } == generation
+            }
+            if unchanged {
+                if let failure { throw failure }
+                guard let value else { preconditionFailure("a shared read produced neither a value nor an error") }
+                return value
             }
             attempts += 1
             if attempts >= 64 {
@@ -238,7 +253,7 @@ extension BinaryStore {
     /// Reads other processes' saves and checkpoints, unless this handle holds the write lock
     /// (then there are none).
     func refresh() throws(StoreError) {
-        guard followsOthers else { return }
+        guard followsOthers, !nothingToRead() else { return }
         tailLock.lock()
         defer { tailLock.unlock() }
         if writeLockHeld { return }
@@ -246,12 +261,28 @@ extension BinaryStore {
             _ = try tailLocked()
             return
         }
-        // Every writer bumps a counter after it publishes a save or a root, so unchanged
-        // counters mean nothing to read: no system call at all.
         let now = (commits: counters.load(SharedCounter.commits.rawValue), roots: counters.load(SharedCounter.roots.rawValue))
         if let seen = seenCounters, seen == now { return }
         _ = try tailLocked()
-        seenCounters = now
+        noteSeen(now)
+    }
+
+    /// Every writer bumps a counter after it publishes a save or a root, so counters equal to
+    /// those of the last read of the files mean nothing to read: two loads, no lock, no system
+    /// call. Safe without `tailLock`: the seen values move only after a read of the files.
+    @inline(__always)
+    func nothingToRead() -> Bool {
+        guard let counters else { return false }
+        return counters.load(SharedCounter.commits.rawValue) == seenCommits.load(ordering: .acquiring)
+            && counters.load(SharedCounter.roots.rawValue) == seenRoots.load(ordering: .acquiring)
+    }
+
+    /// Records the counters as of the last read of the files. Caller holds `tailLock`.
+    func noteSeen(_ counters: (commits: UInt64, roots: UInt64)?) {
+        seenCounters = counters
+        guard let counters else { return }
+        seenRoots.store(counters.roots, ordering: .releasing)
+        seenCommits.store(counters.commits, ordering: .releasing)
     }
 
     /// After a save, checkpoint or compaction of this handle was published: tell the others.

@@ -2,6 +2,7 @@ import CoreDataBinaryFormat
 import CoreDataModel
 import CoreDataStorage
 import Foundation
+import Synchronization
 
 /// The binary store (`NSBinaryStoreType`): an append-only data file of LZ4-compressed,
 /// XXH3-checksummed pages, a write-ahead log with group commit, a page cache and an object-ID
@@ -148,8 +149,11 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// The store's `NAME-shm` counters (Formats/wal.md §9): commits and new roots, bumped by
     /// every writer; `nil` with exclusive access or when the file layer has no shared memory.
     let counters: (any StoreSharedCounters)?
-    /// The counters as of the last time this handle read the files; guarded by `tailLock`.
+    /// The counters as of the last time this handle read the files; guarded by `tailLock`, and
+    /// mirrored in `seenCommits` and `seenRoots` for reads that take no lock.
     var seenCounters: (commits: UInt64, roots: UInt64)?
+    let seenCommits = Atomic<UInt64>(0)
+    let seenRoots = Atomic<UInt64>(0)
 
     /// The remote-change observation, if one runs; guarded by `observerLock`.
     var changeObserver: ChangeObserver?
@@ -177,6 +181,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         self.counters = counters
         // Read before the files: a save after this is seen at the first read.
         seenCounters = counters.map { ($0.load(0), $0.load(1)) }
+        if let seen = seenCounters {
+            seenCommits.store(seen.commits, ordering: .releasing)
+            seenRoots.store(seen.roots, ordering: .releasing)
+        }
         let opened = try Self.open(path: path, model: model, metadata: metadata, options: options)
         dataFile = opened.dataFile
         logFile = opened.logFile
