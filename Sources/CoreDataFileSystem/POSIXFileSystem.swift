@@ -49,8 +49,8 @@ public struct POSIXFileSystem: StoreFileSystem {
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
-    public func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)? {
-        MappedCounters(path: path, writable: writable)
+    public func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)? {
+        try MappedCounters(path: path, writable: writable)
     }
 
     static func error(_ operation: String, _ path: String) -> StoreIOError {
@@ -126,6 +126,8 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
     }
 
     func lock(exclusive: Bool, wait: Bool) throws(StoreIOError) -> Bool {
+        // A closed descriptor's number may belong to another file by now.
+        guard !isClosed else { throw StoreIOError(operation: "lock", path: path, code: EBADF, reason: "the file is closed") }
         var operation = exclusive ? LOCK_EX : LOCK_SH
         if !wait { operation |= LOCK_NB }
         while flock(fd, operation) != 0 {
@@ -137,6 +139,7 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
     }
 
     func unlock() {
+        guard !isClosed else { return }
         while flock(fd, LOCK_UN) != 0, errno == EINTR {}
     }
 
@@ -160,19 +163,25 @@ final class MappedCounters: StoreSharedCounters, @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     private let counters: UnsafeMutablePointer<Atomic<UInt64>>
 
-    init?(path: String, writable: Bool) {
+    init(path: String, writable: Bool) throws(StoreIOError) {
         let flags = (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW
         let fd = path.withCString { Glibc.open($0, flags, 0o644) }
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { throw POSIXFileSystem.error("open", path) }
         defer { _ = Glibc.close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard fstat(fd, &info) == 0 else { throw POSIXFileSystem.error("stat", path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw StoreIOError(operation: "open", path: path, code: 0, reason: "not a regular file")
+        }
         if info.st_size < Self.size {
-            guard writable, ftruncate(fd, off_t(Self.size)) == 0 else { return nil }
+            guard writable else { throw StoreIOError(operation: "map", path: path, code: 0, reason: "shorter than one page") }
+            guard ftruncate(fd, off_t(Self.size)) == 0 else { throw POSIXFileSystem.error("extend", path) }
         }
         // A reader maps the page read-only: it only loads.
         let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
-        guard let mapped = mmap(nil, Self.size, protection, MAP_SHARED, fd, 0), mapped != MAP_FAILED else { return nil }
+        guard let mapped = mmap(nil, Self.size, protection, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw POSIXFileSystem.error("map", path)
+        }
         base = mapped
         counters = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 3)
     }

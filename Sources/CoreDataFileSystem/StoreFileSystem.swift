@@ -17,14 +17,15 @@ public protocol StoreFileSystem: Sendable {
     /// file's ``StoreFile/identity()`` after locking.
     func identity(of path: String) -> FileIdentity?
     /// Counters in a small file mapped into memory, shared by every process that maps it, or
-    /// `nil` when the layer has no shared memory (then the store asks the files instead).
-    /// `writable` creates the file when missing.
-    func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)?
+    /// `nil` when the layer has no shared memory at all (then the store asks the files
+    /// instead). `writable` creates the file when missing. Throws when the layer has shared
+    /// memory but this file cannot be mapped (a symlink, no space, no permission).
+    func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)?
 }
 
 extension StoreFileSystem {
     public func identity(of path: String) -> FileIdentity? { nil }
-    public func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)? { nil }
+    public func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)? { nil }
 }
 
 /// 64-bit counters that several processes read and increment atomically, in memory they share.

@@ -139,7 +139,9 @@ final class SyncCounter: StoreFileSystem, @unchecked Sendable {
     func rename(_ source: String, to destination: String) throws(StoreIOError) { try base.rename(source, to: destination) }
     func syncDirectory(containing path: String) throws(StoreIOError) { try base.syncDirectory(containing: path) }
     func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
-    func sharedCounters(at path: String, writable: Bool) -> (any StoreSharedCounters)? { base.sharedCounters(at: path, writable: writable) }
+    func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)? {
+        try base.sharedCounters(at: path, writable: writable)
+    }
 
     fileprivate func counted() { lock.withLock { syncs += 1 } }
 

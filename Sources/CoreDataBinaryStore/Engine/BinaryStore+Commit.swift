@@ -135,6 +135,7 @@ extension BinaryStore {
             if let twice = changes.updated.first(where: { insertedIDs.contains($0.objectID) }) { throw .duplicateObjectID(twice.objectID) }
         }
 
+        var pendingUnique: UniquenessIndex?
         if hasUniquenessConstraints {
             var next = try uniquenessIndex()
             for (id, _) in changes.deleted {
@@ -148,10 +149,12 @@ extension BinaryStore {
                 constraintConflicts += next.add(row, entities: entities)
             }
             if !constraintConflicts.isEmpty { throw .constraintConflict(constraintConflicts) }
-            unique = next
+            pendingUnique = next
         }
 
         if changes.checksReferences { try checkReferences(changes, versions: versions) }
+        // Only a save that passed every check changes what the next one validates against.
+        if let next = pendingUnique { unique = next }
 
         // Encode against the current catalog; a save that names something new (rare after the
         // first) registers it and starts over with a catalog entry first.

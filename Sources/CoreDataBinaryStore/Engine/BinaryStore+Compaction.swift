@@ -105,9 +105,10 @@ extension BinaryStore {
             root = newRoot
             activeSlot = 0
             publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
+            // Inside the write lock: no reader may find the old file's pages at new offsets.
+            cache.removeAll { _ in true }
             return old
         }
-        cache.removeAll { _ in true }
         old.close()
         rw.withWriteLock { logTombstones = [] }
         logEnd = UInt64(LogLayout.firstFrameOffset)

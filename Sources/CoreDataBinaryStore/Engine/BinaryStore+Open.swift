@@ -57,6 +57,13 @@ extension BinaryStore {
     /// asked for exclusive access, shared for a reader (which a shared writer's lock admits).
     private static func openAlone(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions) throws(StoreError) -> Opened {
         let fs = options.fileSystem
+        // A writer takes the log's write lock for its open too, so it never removes, cuts or
+        // recovers under a shared handle's checkpoint or compaction (Formats/wal.md §9).
+        let log = options.readOnly || !fs.fileExists(path) ? nil : try lockedFile(path + "-wal", options: options)
+        defer {
+            log?.unlock()
+            log?.close()
+        }
         if !fs.fileExists(path) {
             guard !options.readOnly else { throw .io(detail: "there is no store at \(path)") }
             try create(path: path, model: model, metadata: metadata, fileSystem: fs)
@@ -110,10 +117,12 @@ extension BinaryStore {
         for _ in 0..<8 {
             let file: any StoreFile
             do { file = try fs.open(path, create: true, readOnly: false) } catch { throw ioError(error) }
+            var pending: LockAttempt?
             do {
-                try lockWaiting(file, path: path, timeout: options.lockTimeout)
+                try lockWaiting(file, path: path, timeout: options.lockTimeout, pending: &pending, closingOnTimeout: true)
             } catch {
-                file.close()
+                // A wait still blocked in the kernel closes the file when it ends.
+                if pending == nil { file.close() }
                 throw error
             }
             if let locked = file.identity(), let named = fs.identity(of: path), locked != named {
@@ -135,32 +144,45 @@ extension BinaryStore {
     /// leave the lock to a holder that takes it again at once (a writer saving in a loop) and
     /// starve everyone else. A waiter that gives up leaves its thread to let the lock go as soon
     /// as it gets it.
-    static func lockWaiting(_ file: any StoreFile, path: String, timeout: Double) throws(StoreError) {
+    static func lockWaiting(
+        _ file: any StoreFile, path: String, timeout: Double, pending: inout LockAttempt?, closingOnTimeout: Bool = false
+    ) throws(StoreError) {
         let start = DispatchTime.now().uptimeNanoseconds
-        let polling = UInt64(min(max(0, timeout), LogLayout.lockPollingTime) * 1e9)
+        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+        let conflict = StoreError.io(detail: "the store at \(path.hasSuffix("-wal") ? String(path.dropLast(4)) : path) \(lockConflictPhrase) (its write lock was held for more than \(timeout) s)")
+        if let attempt = pending {
+            // An earlier wait that gave up is still blocked in the kernel on this file: a second
+            // one would get the lock with it, and the first would let it go for both.
+            switch attempt.wait(seconds: timeout, closingOnTimeout: closingOnTimeout) {
+            case .acquired:
+                pending = nil
+                return
+            case .failed(let error):
+                pending = nil
+                throw ioError(error)
+            case .timedOut:
+                throw conflict
+            case .spent:
+                pending = nil
+            }
+        }
+        let polling = min(max(0, timeout), LogLayout.lockPollingTime)
         var pause = LogLayout.lockRetryPauses.first
         while true {
             do { if try file.lock(exclusive: true, wait: false) { return } } catch { throw ioError(error) }
-            guard DispatchTime.now().uptimeNanoseconds - start < polling else { break }
+            guard elapsed() < polling else { break }
             usleep(pause)
             pause = min(pause * 2, LogLayout.lockRetryPauses.longest)
         }
-        let remaining = max(0, timeout - Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        let attempt = LockAttempt()
-        let thread = Thread {
-            let result: Result<Bool, StoreIOError>
-            do throws(StoreIOError) { result = .success(try file.lock(exclusive: true, wait: true)) } catch { result = .failure(error) }
-            attempt.finish(result, release: file.unlock)
-        }
-        thread.name = "CoreData store lock"
-        thread.start()
-        switch attempt.wait(seconds: remaining) {
-        case .success(true)?:
+        let attempt = LockAttempt(file)
+        switch attempt.wait(seconds: max(0, timeout - elapsed()), closingOnTimeout: closingOnTimeout) {
+        case .acquired:
             return
-        case .failure(let error)?:
+        case .failed(let error):
             throw ioError(error)
-        case .success(false)?, nil:
-            throw .io(detail: "the store at \(path.hasSuffix("-wal") ? String(path.dropLast(4)) : path) \(lockConflictPhrase) (its write lock was held for more than \(timeout) s)")
+        case .timedOut, .spent:
+            pending = attempt
+            throw conflict
         }
     }
 
@@ -498,31 +520,65 @@ extension StoreError {
 /// The metadata key of the store's UUID (`NSStoreUUIDKey` in the CoreData module).
 let NSStoreUUIDKeyName = "NSStoreUUID"
 
-/// One blocking lock attempt on its own thread, which the waiter may give up on.
+/// One blocking lock attempt on its own thread, which the waiter may give up on (and a later
+/// waiter of the same handle take over: the lock belongs to the open file, not the thread).
 final class LockAttempt: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var result: Result<Bool, StoreIOError>?
-    private var abandoned = false
-
-    /// Called by the locking thread; releases a lock nobody waits for any more.
-    func finish(_ outcome: Result<Bool, StoreIOError>, release: () -> Void) {
-        condition.lock()
-        defer { condition.unlock() }
-        if abandoned {
-            if case .success(true) = outcome { release() }
-            return
-        }
-        result = outcome
-        condition.signal()
+    enum Outcome {
+        case acquired
+        case failed(StoreIOError)
+        case timedOut
+        /// It finished while nobody waited and let the lock go: try again.
+        case spent
     }
 
-    /// The outcome, or `nil` after `seconds` (the attempt is then abandoned).
-    func wait(seconds: Double) -> Result<Bool, StoreIOError>? {
+    private let condition = NSCondition()
+    private let file: any StoreFile
+    private var result: Result<Bool, StoreIOError>?
+    private var abandoned = false
+    private var closeWhenAbandoned = false
+    private var released = false
+
+    init(_ file: any StoreFile) {
+        self.file = file
+        let thread = Thread { [self] in
+            let outcome: Result<Bool, StoreIOError>
+            do throws(StoreIOError) { outcome = .success(try file.lock(exclusive: true, wait: true)) } catch { outcome = .failure(error) }
+            finish(outcome)
+        }
+        thread.name = "CoreData store lock"
+        thread.start()
+    }
+
+    private func finish(_ outcome: Result<Bool, StoreIOError>) {
         condition.lock()
         defer { condition.unlock() }
+        result = outcome
+        if abandoned {
+            // Nobody waits for it: let the lock go, and close a file no handle owns.
+            if case .success(true) = outcome { file.unlock() }
+            if closeWhenAbandoned { file.close() }
+            released = true
+        }
+        condition.broadcast()
+    }
+
+    /// Waits up to `seconds` for the lock. On a timeout the attempt goes on, abandoned (closing
+    /// the file when it ends, if asked) until a later `wait` takes it over.
+    func wait(seconds: Double, closingOnTimeout: Bool) -> Outcome {
+        condition.lock()
+        defer { condition.unlock() }
+        if released { return .spent }
+        abandoned = false
         let deadline = Date().addingTimeInterval(max(0, seconds))
         while result == nil, condition.wait(until: deadline) {}
-        if result == nil { abandoned = true }
-        return result
+        switch result {
+        case .success(true)?: return .acquired
+        case .success(false)?: return .spent
+        case .failure(let error)?: return .failed(error)
+        case nil:
+            abandoned = true
+            closeWhenAbandoned = closingOnTimeout
+            return .timedOut
+        }
     }
 }

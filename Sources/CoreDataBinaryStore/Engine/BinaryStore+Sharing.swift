@@ -21,7 +21,7 @@ extension BinaryStore {
     func beginWrite() throws(StoreError) {
         guard sharesWrites, let logFile else { return }
         if tailLock.withLock({ writeLockHeld }) { return }
-        try Self.lockWaiting(logFile, path: logPath, timeout: options.lockTimeout)
+        try Self.lockWaiting(logFile, path: logPath, timeout: options.lockTimeout, pending: &pendingLock)
         tailLock.lock()
         defer { tailLock.unlock() }
         let now = counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
@@ -38,6 +38,10 @@ extension BinaryStore {
         } catch {
             logFile.unlock()
             throw error
+        }
+        if changed {
+            // Frames other handles wrote are not known to be synced: no sync marker after them.
+            resetSyncedLogEnd()
         }
         if let counters, !quiet {
             // What a killed writer began is read now; the counters agree again.
@@ -80,8 +84,12 @@ extension BinaryStore {
         tailLock.lock()
         defer { tailLock.unlock() }
         guard writeLockHeld else { return }
-        tailSequence = logSequence
-        tailChain = logChain
+        if poisonedError == nil {
+            // What this handle wrote is published; after a failed write it is not, and the
+            // handle is poisoned (every later call throws).
+            tailSequence = logSequence
+            tailChain = logChain
+        }
         // Every bump since this handle took the lock is its own: nothing of others to read.
         noteSeen(counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) })
         writeLockHeld = false
@@ -192,8 +200,11 @@ extension BinaryStore {
         }
         var attempts = 0
         while true {
-            try refresh()
+            if let failure = poisonedError { throw failure }
+            // Loaded before the files are read: a root announced after this, even during the
+            // read of the log below, makes the read run again.
             let roots = counters?.load(SharedCounter.roots.rawValue)
+            try refresh()
             var value: T?
             var failure: StoreError?
             var readLog = false
@@ -306,7 +317,8 @@ extension BinaryStore {
     /// then applies the saves in the log after `publishedLogEnd`. Returns whether anything
     /// changed. Caller holds `tailLock`, and no save of this handle is queued.
     func tailLocked(readingLog tailingLog: Bool = true) throws(StoreError) -> Bool {
-        let (file, generation) = rw.withReadLock { (dataFile, root.generation) }
+        let (file, generation, closed) = rw.withReadLock { (dataFile, root.generation, isClosed) }
+        guard !closed else { throw .closed }
         var changed = false
         if Self.rootGeneration(of: file) != generation || replacedDataFile(file) {
             try reloadLocked()
@@ -412,13 +424,11 @@ extension BinaryStore {
             secondaryLock.withLock { secondaryIndexes = [:] }
             logTombstones = []
             publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
+            // Inside the write lock: a reader after it must not find the old file's pages (or
+            // the old log's blocks) at offsets the new index points to.
+            if file !== current { cache.removeAll { _ in true } } else { cache.removeAll { $0 & RecordLocation.logBit != 0 } }
         }
-        if file !== current {
-            cache.removeAll { _ in true }
-            current.close()
-        } else {
-            cache.removeAll { $0 & RecordLocation.logBit != 0 }
-        }
+        if file !== current { current.close() }
         tailSequence = 0
         tailChain = state.root.logSalt
         // The checkpoint's catalog holds keys past every key in its index: inserts below them

@@ -146,6 +146,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// (Formats/wal.md §9, key reservations); keys below it and at or above `nextKeys` are this
     /// handle's alone. Guarded by `keyLock`.
     var reservedKeys: [String: Int64] = [:]
+    /// A wait for the log's write lock that timed out and is still blocked in the kernel; the
+    /// next wait takes it over (LockAttempt). Guarded by `commitLock`.
+    var pendingLock: LockAttempt?
     /// The store's `NAME-shm` counters (Formats/wal.md §9): commits and new roots, bumped by
     /// every writer; `nil` with exclusive access or when the file layer has no shared memory.
     let counters: (any StoreSharedCounters)?
@@ -177,7 +180,17 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         self.hasUniquenessConstraints = model.entities.contains { !$0.uniquenessConstraints.isEmpty }
         self.cache = PageCache(capacity: options.pageCacheBytes)
         self.indexedAttributes = Self.indexedAttributes(of: model)
-        let counters = options.exclusiveAccess ? nil : options.fileSystem.sharedCounters(at: path + "-shm", writable: !options.readOnly)
+        let counters: (any StoreSharedCounters)?
+        do {
+            counters = options.exclusiveAccess ? nil : try options.fileSystem.sharedCounters(at: path + "-shm", writable: !options.readOnly)
+        } catch {
+            // A writer the others cannot hear would have its saves overwritten by writers that
+            // trust the counters (Formats/wal.md §9); a reader without them asks the files.
+            guard options.readOnly else {
+                throw .io(detail: "\(path): the shared counters file cannot be used, so other processes could not see this one's saves (use NSBinaryStoreExclusiveAccessOption to open it alone): \(error)")
+            }
+            counters = nil
+        }
         self.counters = counters
         // Read before the files: a save after this is seen at the first read.
         seenCounters = counters.map { ($0.load(0), $0.load(1)) }
