@@ -2,7 +2,10 @@
 // the fixed catalog of the golden store's model with RecordCodec.decode and, for several slot
 // maps, RecordCodec.decodeFields. Where decode succeeds: decodeFields must agree with it, and the
 // row must survive decode → encode → decode unchanged with both encoders (RecordCodec.encode and
-// RecordEncoder). Decoders must throw; any crash, hang, failed check or sanitizer report is a bug.
+// RecordEncoder). The same bytes are also a persistent-history change list
+// (HistoryRecordCodec.decodeChanges, Formats/binary-store.md §14.2): where it decodes, it must
+// survive encode → decode unchanged. Decoders must throw; any crash, hang, failed check or
+// sanitizer report is a bug.
 import CoreDataBinaryFormat
 import CoreDataStorage
 import Foundation
@@ -22,12 +25,24 @@ func same(_ a: StoreRow, _ b: StoreRow) -> Bool {
         && a.values.allSatisfy { key, value in b.values[key].map { same(value, $0) } ?? false }
 }
 
+func sameChanges(_ a: [StoreHistoryChange], _ b: [StoreHistoryChange]) -> Bool {
+    a.count == b.count && zip(a, b).allSatisfy { x, y in
+        x.kind == y.kind && x.objectID == y.objectID && x.updatedProperties == y.updatedProperties
+            && x.tombstone.count == y.tombstone.count
+            && x.tombstone.allSatisfy { key, value in y.tombstone[key].map { same(value, $0) } ?? false }
+    }
+}
+
 func describe(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if let changes = try? HistoryRecordCodec.decodeChanges(bytes) {
+        let again = try? HistoryRecordCodec.decodeChanges(HistoryRecordCodec.encodeChanges(changes))
+        precondition(again.map { sameChanges($0, changes) } ?? false, "a change list does not survive encode → decode: \(describe(bytes))")
+    }
     let catalog = FuzzModel.catalog
     let decoded = try? RecordCodec.decode(bytes, catalog: catalog)
     let header = try? RecordCodec.decodeHeader(bytes, catalog: catalog)

@@ -19,7 +19,7 @@ import Foundation
 /// Errors: a damaged file opens with ``StoreError/corrupt(detail:)`` naming the file, line and
 /// problem; I/O failures are ``StoreError/io(detail:)``. A failed sync, rename or folder sync
 /// poisons the handle: every later call throws that error.
-public final class XMLStore: PersistentStoreEngine, @unchecked Sendable {
+public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, StoreSnapshotting, @unchecked Sendable {
     private struct State {
         var table: RowTable
         var metadata: StoreMetadata
@@ -32,6 +32,9 @@ public final class XMLStore: PersistentStoreEngine, @unchecked Sendable {
 
     /// The store's file.
     public let path: String
+    /// Whether changes are recorded as persistent history. The file has no place for it: the
+    /// history lives as long as this handle.
+    public let recordsHistory: Bool
     private let options: XMLStoreOptions
     private let schema: XMLStoreSchema
     private let lock = NSLock()
@@ -52,7 +55,8 @@ public final class XMLStore: PersistentStoreEngine, @unchecked Sendable {
         } catch {
             throw .io(detail: "\(path): \(error)")
         }
-        var table = RowTable(entities: model.entitiesByName, keyScope: .storeWide)
+        recordsHistory = options.recordsHistory
+        var table = RowTable(entities: model.entitiesByName, keyScope: .storeWide, recordsHistory: options.recordsHistory)
         let fileSystem = options.fileSystem
         if fileSystem.fileExists(path) {
             let (document, loaded) = try Self.load(path: path, fileSystem: fileSystem, schema: schema)
@@ -224,11 +228,29 @@ public final class XMLStore: PersistentStoreEngine, @unchecked Sendable {
     }
 
     public func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID] {
-        try change { (table, _) throws(StoreError) in table.batchDelete(request) }
+        try change { (table, _) throws(StoreError) in try table.batchDelete(request) }
     }
 
     public func batchUpdate(_ request: StoreFetchRequest, values: [String: StoreValue]) throws(StoreError) -> [StoreObjectID] {
         try change { (table, _) throws(StoreError) in try table.batchUpdate(request, values: values) }
+    }
+
+    /// The loaded table as it is: a copy-on-write reference, O(1).
+    public func snapshot() throws(StoreError) -> any StoreGenerationView {
+        try withState { state in
+            RowTableSnapshot(table: state.table, metadata: state.metadata, generation: "\(ObjectIdentifier(self).hashValue).\(state.table.generation)")
+        }
+    }
+
+    public func history(_ query: StoreHistoryQuery) throws(StoreError) -> StoreHistoryPage {
+        try withState { $0.table.history?.page(query) } ?? StoreHistoryPage(transactions: [], firstRetained: 1, lastNumber: 0)
+    }
+
+    /// Deletes in memory only: the file holds no history.
+    public func deleteHistory(_ cutoff: StoreHistoryCutoff) throws(StoreError) -> Int {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        return try withState { $0.table.deleteHistory(cutoff) }
     }
 
     /// Releases the store; every change is already on disk.

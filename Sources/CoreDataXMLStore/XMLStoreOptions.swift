@@ -8,6 +8,9 @@ public struct XMLStoreOptions: Sendable {
     /// Open for reading only: saves and metadata changes throw, nothing is written (not even a
     /// leftover `NAME.new` is removed), and a missing file is an error instead of a new store.
     public var readOnly = false
+    /// Record persistent history (`NSPersistentHistoryTrackingKey`), kept in memory while the
+    /// store is open: the XML file has no place for it.
+    public var recordsHistory = false
 
     public init() {}
 }

@@ -32,6 +32,7 @@ struct CoreDataCommand: ParsableCommand {
         subcommands: [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, LogCommand.self, PagesCommand.self,
             CheckpointCommand.self, CompactCommand.self, ConvertCommand.self, MigrateCommand.self, ModelCommand.self,
+            HistoryCommand.self,
         ]
     )
 }

@@ -1,4 +1,6 @@
 import CoreData
+import CoreDataBinaryStore
+import CoreDataStorage
 import CoreDataBinaryFormat
 import Foundation
 import XCTest
@@ -11,7 +13,7 @@ final class CLIReadCommandTests: XCTestCase {
         for line in ["Exit status:", "1   the store is damaged", "4   the store is locked", "7   the command does not apply to an XML store", "8   convert: the destination already exists"] {
             XCTAssertTrue(help.stdout.contains(line), "missing '\(line)' in --help")
         }
-        for command in ["info", "verify", "dump", "log", "pages", "checkpoint", "compact", "convert", "model"] {
+        for command in ["info", "verify", "dump", "log", "pages", "history", "checkpoint", "compact", "convert", "model"] {
             let result = try CLI.run([command, "--help"])
             XCTAssertEqual(result.status, 0, command)
             XCTAssertTrue(result.stdout.contains("Example:"), "\(command) --help has no example")
@@ -155,6 +157,36 @@ final class CLIReadCommandTests: XCTestCase {
         let empty = try CLI.run(["log", try CLI.libraryStore(closed: true)])
         XCTAssertEqual(empty.status, 0)
         XCTAssertTrue(empty.stdout.contains("64 bytes, 0 saves since the last checkpoint"), empty.stdout)
+    }
+
+    func testHistoryListsTransactionsWithTheirChanges() throws {
+        let path = CLI.temporaryFolder().appendingPathComponent("History.store").path
+        var options = BinaryStoreOptions()
+        options.recordsHistory = true
+        let store = try BinaryStore(path: path, model: CLI.model, metadata: StoreMetadata(), options: options)
+        var insert = StoreChangeSet(inserted: [CLI.author(1, "Ada Lovelace", books: []), CLI.author(2, "Alan Turing", books: [])])
+        insert.history = StoreHistoryContext(author: "importer", contextName: "background")
+        _ = try store.save(insert)
+        var delete = StoreChangeSet(deleted: [(StoreObjectID(entityName: "Author", primaryKey: 2), 1)])
+        delete.history = StoreHistoryContext(author: "app")
+        _ = try store.save(delete)
+        try store.close()
+
+        let text = try CLI.run(["history", path])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.contains("2 transactions shown, first kept 1, last 2"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("transaction 1 at "), text.stdout)
+        XCTAssertTrue(text.stdout.contains("author importer, context background"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("  inserted Author/p1"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("  deleted Author/p2"), text.stdout)
+        let json = try CLI.json(try CLI.run(["history", path, "--after", "1", "--json"]).stdout)
+        let transactions = json["transactions"] as? [[String: Any]] ?? []
+        XCTAssertEqual(transactions.map { $0["number"] as? Int }, [2])
+        XCTAssertEqual(transactions.first?["author"] as? String, "app")
+        XCTAssertEqual(json["lastNumber"] as? Int, 2)
+        let empty = try CLI.run(["history", try CLI.libraryStore(closed: true)])
+        XCTAssertEqual(empty.status, 0)
+        XCTAssertTrue(empty.stdout.contains("0 transactions shown, first kept 1, last 0"), empty.stdout)
     }
 
     func testPagesListsEveryPageWithItsCompression() throws {

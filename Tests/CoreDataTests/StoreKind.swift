@@ -50,10 +50,13 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
     var description: String { type }
 
     /// A container with the test model and one freshly loaded store of this kind.
-    func makeContainer(model: NSManagedObjectModel = sharedModel, file: StaticString = #filePath, line: UInt = #line) throws -> NSPersistentContainer {
+    func makeContainer(
+        model: NSManagedObjectModel = sharedModel, options: [String: NSObject] = [:], file: StaticString = #filePath, line: UInt = #line
+    ) throws -> NSPersistentContainer {
         let container = NSPersistentContainer(name: "Conformance", managedObjectModel: model)
         let description = NSPersistentStoreDescription()
         description.type = type
+        for (key, value) in options { description.setOption(value, forKey: key) }
         description.url = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString).store")
         container.persistentStoreDescriptions = [description]
         var loadError: Error?

@@ -64,6 +64,8 @@ enum TestModel {
             bookAuthor, bookTags, bookChapters,
         ], className: "BookObject")
         book.properties.first { $0.name == "draftNote" }?.isTransient = true
+        // Persistent history keeps a deleted book's title (and a deleted novel's: inherited).
+        (book.properties.first { $0.name == "title" } as? NSAttributeDescription)?.preservesValueInHistoryOnDeletion = true
 
         let novel = entity("Novel", [attribute("genre", .stringAttributeType)], className: "NovelObject")
         book.subentities = [novel]

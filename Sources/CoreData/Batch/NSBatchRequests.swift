@@ -173,6 +173,8 @@ extension NSManagedObjectContext {
             case .objectIDs: return NSBatchInsertResult(result: inserted)
             case .count: return NSBatchInsertResult(result: inserted.count)
             }
+        case let history as NSPersistentHistoryChangeRequest:
+            return try executeHistory(history, coordinator: coordinator)
         case let asynchronous as AsynchronousFetchStarting:
             return asynchronous.start(in: self)
         default:
@@ -200,6 +202,7 @@ extension NSManagedObjectContext {
             for (storeKey, group) in Dictionary(grouping: ids.filter { !$0.isTemporaryID }, by: { $0.persistentStore.map(ObjectIdentifier.init) }) {
                 guard storeKey != nil, let store = group.first?.persistentStore else { continue }
                 var changes = StoreChangeSet()
+                changes.history = historyContext()
                 for id in group {
                     guard let storeID = id.storeObjectID,
                           let row = try mapStoreError({ () throws(StoreError) -> StoreRow? in try store.engine.row(for: storeID) })
@@ -215,9 +218,10 @@ extension NSManagedObjectContext {
         let entity = try fetch.entity ?? entity(named: fetch.entityName, coordinator)
         if let predicate = fetch.predicate { try PredicateKeyPathCheck.check(predicate, entity: entity) }
         guard let store = coordinator.store(for: entity) else { return [] }
-        let storeRequest = StoreFetchRequest(
+        var storeRequest = StoreFetchRequest(
             entity: entity, includesSubentities: fetch.includesSubentities, predicate: fetch.predicate,
             sortDescriptors: fetch.sortDescriptors ?? [], offset: fetch.fetchOffset, limit: fetch.fetchLimit, resultType: .objectIDs)
+        storeRequest.history = historyContext()
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchDelete(storeRequest) }
         return managedObjectIDs(ids, in: store, coordinator)
     }
@@ -238,7 +242,8 @@ extension NSManagedObjectContext {
             values[name] = stored
         }
         guard let store = coordinator.store(for: entity) else { return [] }
-        let storeRequest = StoreFetchRequest(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate, resultType: .objectIDs)
+        var storeRequest = StoreFetchRequest(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate, resultType: .objectIDs)
+        storeRequest.history = historyContext()
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchUpdate(storeRequest, values: values) }
         return managedObjectIDs(ids, in: store, coordinator)
     }
@@ -278,6 +283,7 @@ extension NSManagedObjectContext {
             try store.engine.newPrimaryKeys(entityName: name, count: rows.count) { rows[$0] }
         }
         var changes = StoreChangeSet()
+        changes.history = historyContext()
         for (values, key) in zip(rows, keys) {
             changes.inserted.append(StoreRow(objectID: StoreObjectID(entityName: name, primaryKey: key), version: 0, values: values))
         }

@@ -52,7 +52,7 @@ extension NSManagedObjectContext {
             byStore[ObjectIdentifier(store), default: (store, [:])].objects[id] = object
         }
         for (_, group) in byStore {
-            guard let rows = try? group.store.engine.rows(for: Array(group.objects.keys)) else { continue }
+            guard let rows = try? readEngine(for: group.store).rows(for: Array(group.objects.keys)) else { continue }
             for row in rows {
                 guard let object = group.objects[row.objectID], object.isFaultState else { continue }
                 object.fill(from: row)

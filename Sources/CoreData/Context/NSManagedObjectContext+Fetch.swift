@@ -50,7 +50,7 @@ extension NSManagedObjectContext {
             let storeRequest = try makeStoreRequest(request, entity: entity, resultType: .count, paged: true)
             var total = 0
             for store in stores(for: entity) {
-                if case .count(let n) = try mapStoreError({ () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }) {
+                if case .count(let n) = try mapStoreError({ () throws(StoreError) -> StoreFetchResult in try readEngine(for: store).execute(storeRequest) }) {
                     total += n
                 }
             }
@@ -70,7 +70,7 @@ extension NSManagedObjectContext {
             try checkKeyPaths(of: request, entity: entity)
             let fetch = try DictionaryFetch(request, entity: entity)
             guard let model = persistentStoreCoordinator?.managedObjectModel else { return [] }
-            let rows = try fetch.run(request, stores: stores(for: entity), model: model)
+            let rows = try fetch.run(request, stores: stores(for: entity), model: model) { self.readEngine(for: $0) }
             progress?.finish(count: rows.count)
             return rows
         case .managedObjectIDResultType:
@@ -148,7 +148,7 @@ extension NSManagedObjectContext {
         guard let store = targetStores.first, let model = persistentStoreCoordinator?.managedObjectModel else { return [] }
         let storeRequest = try makeStoreRequest(request, entity: entity, resultType: .objectIDs, paged: true)
         let ids: [StoreObjectID]
-        switch try mapStoreError({ () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }) {
+        switch try mapStoreError({ () throws(StoreError) -> StoreFetchResult in try readEngine(for: store).execute(storeRequest) }) {
         case .objectIDs(let found): ids = found
         // A store may answer with more than was asked for; the rows' IDs are the answer.
         case .rows(let rows): ids = rows.map(\.objectID)
@@ -180,7 +180,7 @@ extension NSManagedObjectContext {
             }
         }
         for store in targetStores {
-            let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(storeRequest) }
+            let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try readEngine(for: store).execute(storeRequest) }
             switch result {
             case .rows(let rows):
                 progress?.expect(rows.count)
@@ -327,7 +327,7 @@ extension NSManagedObjectContext {
             }
         }
         guard !ids.isEmpty else { return }
-        let rows = try mapStoreError { () throws(StoreError) -> [StoreRow] in try store.engine.rows(for: ids) }
+        let rows = try mapStoreError { () throws(StoreError) -> [StoreRow] in try readEngine(for: store).rows(for: ids) }
         var byID: [StoreObjectID: StoreRow] = [:]
         for row in rows where faults[row.objectID] != nil { byID[row.objectID] = row }
         // In result order, so that awakeFromFetch sees the objects as the fetch returns them.

@@ -51,6 +51,8 @@ extension NSManagedObjectContext {
     }
 
     func applyMerge(inserted: [NSManagedObjectID] = [], updated: [NSManagedObjectID], deleted: [NSManagedObjectID]) {
+        // A merge moves a pinned context to the latest generation: it refreshes objects from it.
+        advanceQueryGeneration()
         var refreshed: [NSManagedObject] = []
         var removed: [NSManagedObject] = []
         // Another context's new objects, registered here as faults (a temporary ID cannot be

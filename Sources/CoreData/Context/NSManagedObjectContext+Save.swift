@@ -62,6 +62,17 @@ extension NSManagedObjectContext {
             try add(object) { $0.deleted.append((id, object.committedRow?.version ?? 0)) }
         }
 
+        if changesByStore.values.contains(where: { ($0.store.engine as? any StoreHistoryRecording)?.recordsHistory == true }) {
+            // Persistent history names the properties each update changed (Apple's
+            // `updatedProperties`); only a store that records history pays for them.
+            var changedNames: [StoreObjectID: [String]] = [:]
+            for object in updated {
+                if let id = object.objectID.storeObjectID { changedNames[id] = Array(object.changedValues().keys).sorted() }
+            }
+            let context = historyContext(updatedProperties: changedNames)
+            for key in Array(changesByStore.keys) { changesByStore[key]?.changes.history = context }
+        }
+
         var versions: [StoreObjectID: Int64] = [:]
         var resolvedConflicts = false
         for (_, entry) in changesByStore.sorted(by: { $0.value.store.identifier < $1.value.store.identifier }) {
@@ -379,9 +390,13 @@ extension NSManagedObjectContext {
         pendingDeleted = [:]
         for object in inserted + updated { object.didSave() }
         for object in deleted { object.didSave() }
-        NotificationCenter.default.post(
-            name: .NSManagedObjectContextDidSave, object: self,
-            userInfo: [NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
+        var saved: [AnyHashable: Any] = [NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)]
+        if queryGeneration != nil {
+            // A pinned context reads what it saved: the generation after the save.
+            advanceQueryGeneration()
+            saved[NSManagedObjectContextQueryGenerationKey] = queryGenerationToken
+        }
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: saved)
         let insertedIDs = Set(inserted.map(\.objectID)), updatedIDs = Set(updated.map(\.objectID)), deletedIDs = Set(deleted.map(\.objectID))
         NotificationCenter.default.post(
             name: .NSManagedObjectContextDidSaveObjectIDs, object: self,

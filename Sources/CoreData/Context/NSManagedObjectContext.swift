@@ -63,6 +63,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     var mergeObserver: NSObjectProtocol?
+    /// The query generation the context is pinned to (`setQueryGenerationFrom(_:)`), if any.
+    var queryGeneration: QueryGenerationPin?
     /// Set on the private contexts a user's store (`NSIncrementalStore`, `NSAtomicStore`) is
     /// handed: their objects are the store's working copies, so lifecycle hooks
     /// (`awakeFromFetch`) and registration notices to the store stay silent.
@@ -347,7 +349,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return object
         }
         guard let storeID = objectID.storeObjectID, let store = objectID.persistentStore,
-              let row = try mapStoreError({ () throws(StoreError) -> StoreRow? in try store.engine.row(for: storeID) })
+              let row = try mapStoreError({ () throws(StoreError) -> StoreRow? in try readEngine(for: store).row(for: storeID) })
         else {
             throw coreDataError(NSManagedObjectReferentialIntegrityError, "no object with ID \(objectID) exists in the store")
         }
@@ -441,7 +443,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return
         }
         guard let storeID = object.objectID.storeObjectID, let store = object.objectID.persistentStore,
-              let row = try? store.engine.row(for: storeID)
+              let row = try? readEngine(for: store).row(for: storeID)
         else {
             guard shouldDeleteInaccessibleFaults else {
                 preconditionFailure("CoreData could not fulfill a fault for '\(object.objectID)': the object was deleted from the store")
@@ -462,6 +464,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// fetched-results controller drop them.
     open func reset() {
         assertOnQueue()
+        advanceQueryGeneration()
         let forgotten = Array(registered.values)
         noteUnregistered(Array(registered.keys))
         for object in forgotten { object.managedObjectContext = nil }

@@ -118,7 +118,12 @@ struct DictionaryFetch {
     ///
     /// Complexity: one store fetch per store; O(n) column evaluations and O(n) grouping work
     /// for n matching rows (distinct results O(n) hashing).
-    func run<T>(_ request: NSFetchRequest<T>, stores: [NSPersistentStore], model: NSManagedObjectModel) throws -> [NSDictionary] {
+    ///
+    /// - Parameter engine: the engine that reads each store (a pinned context's snapshot).
+    func run<T>(
+        _ request: NSFetchRequest<T>, stores: [NSPersistentStore], model: NSManagedObjectModel,
+        engine readEngine: (NSPersistentStore) -> any PersistentStoreEngine = { $0.engine }
+    ) throws -> [NSDictionary] {
         let pagedInStore = !pagesAfterGrouping && stores.count <= 1
         var rows: [(RowObject, NSPersistentStore)] = []
         for store in stores {
@@ -126,7 +131,7 @@ struct DictionaryFetch {
                 entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
                 sortDescriptors: request.sortDescriptors ?? [], offset: pagedInStore ? request.fetchOffset : 0,
                 limit: pagedInStore ? request.fetchLimit : 0, resultType: .rows)
-            let engine = store.engine
+            let engine = readEngine(store)
             let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try engine.execute(storeRequest) }
             let found: [StoreRow]
             switch result {

@@ -212,7 +212,7 @@ extension NSManagedObject {
         if !row.contains(relationship.name), let id = objectID.storeObjectID, let store = objectID.persistentStore {
             // The store left the relationship out of the row: it loads relationships lazily.
             // A store that fails here reads as no destinations, as an inaccessible fault does.
-            let value = (try? store.engine.destinations(of: id, relationship: relationship.name)) ?? .null
+            let value = (try? context.readEngine(for: store).destinations(of: id, relationship: relationship.name)) ?? .null
             row[relationship.name] = value
             committedRow = row
         }

@@ -11,14 +11,15 @@ import Foundation
 public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
 /// `userInfo` key of a remote-change notification: the store's URL.
 public let NSPersistentStoreURLKey = "storeURL"
-/// `userInfo` key of a remote-change notification: the store's history token, when the store
-/// records persistent history (not yet on Linux: the key is absent).
+/// `userInfo` key of a remote-change notification: an ``NSPersistentHistoryToken`` after the
+/// store's latest transaction, when the store records persistent history.
 public let NSPersistentHistoryTokenKey = "historyToken"
 
 extension NSNotification.Name {
     /// Posted by a coordinator, on a background thread, after a save to one of its stores added
     /// with ``NSPersistentStoreRemoteChangeNotificationPostOptionKey``. The object is the
-    /// coordinator; `userInfo` holds ``NSPersistentStoreURLKey`` and `NSStoreUUIDKey`. Saves
+    /// coordinator; `userInfo` holds ``NSPersistentStoreURLKey``, `NSStoreUUIDKey` and, for a
+    /// store that records history, ``NSPersistentHistoryTokenKey``. Saves
     /// that come close together may be posted once.
     public static let NSPersistentStoreRemoteChange = NSNotification.Name("NSPersistentStoreRemoteChangeNotification")
 }
@@ -31,10 +32,14 @@ extension NSPersistentStoreCoordinator {
         guard asked, let observing = store.engine as? any ExternalChangeObserving else { return }
         let url = store.url
         let identifier = store.identifier
+        let history = (store.engine as? any StoreHistoryRecording).flatMap { $0.recordsHistory ? $0 : nil }
         observing.startObservingChanges { [weak self] in
             guard let self else { return }
             var info: [AnyHashable: Any] = [NSStoreUUIDKey: identifier]
             if let url { info[NSPersistentStoreURLKey] = url }
+            if let history, let page = try? history.history(StoreHistoryQuery(afterNumber: .max, limit: 0, includesChanges: false)) {
+                info[NSPersistentHistoryTokenKey] = NSPersistentHistoryToken(numbers: [identifier: page.lastNumber])
+            }
             NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: self, userInfo: info)
         }
     }

@@ -83,7 +83,9 @@ enum StoreTypeRegistration {
 enum StoreTypeRegistry {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var registrations: [String: StoreTypeRegistration] = [
-        NSInMemoryStoreType: .engine { model, _, _, metadata in InMemoryStore(model: model, metadata: metadata) },
+        NSInMemoryStoreType: .engine { model, _, options, metadata in
+            InMemoryStore(model: model, metadata: metadata, recordsHistory: NSPersistentStoreCoordinator.tracksHistory(options))
+        },
         NSBinaryStoreType: .engine(openBinaryStore),
         NSSQLiteStoreType: .engine(openBinaryStore),
         NSXMLStoreType: .engine(openXMLStore),
@@ -97,6 +99,7 @@ enum StoreTypeRegistry {
         var settings = XMLStoreOptions()
         settings.fileSystem = PrivateStoreOption.fileSystem(options)
         settings.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        settings.recordsHistory = NSPersistentStoreCoordinator.tracksHistory(options)
         return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
             try XMLStore(path: url.path, model: model, metadata: metadata, options: settings)
         }
@@ -124,6 +127,7 @@ enum StoreTypeRegistry {
         if let exclusive = options[NSBinaryStoreExclusiveAccessOption] as? Bool { settings.exclusiveAccess = exclusive }
         if let timeout = options[NSPersistentStoreTimeoutOption] as? Double { settings.lockTimeout = max(0, timeout) }
         else if let timeout = options[NSPersistentStoreTimeoutOption] as? Int { settings.lockTimeout = Double(max(0, timeout)) }
+        settings.recordsHistory = NSPersistentStoreCoordinator.tracksHistory(options)
         if let threshold = options[NSBinaryStoreCheckpointThresholdOption] as? Int { settings.checkpointThreshold = max(4096, threshold) }
         return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
             try BinaryStore(path: url.path, model: model, metadata: metadata, options: settings)

@@ -19,6 +19,10 @@ extension BinaryStore {
     /// Caller holds `commitLock` with no save queued.
     func checkpointLocked(truncatingLog: Bool, progress: BinaryStoreProgress? = nil) throws(StoreError) {
         guard let logFile else { return }
+        // A snapshot anywhere reads log frames the restart would let later saves overwrite: the
+        // checkpoint waits for a later chance, as SQLite's does for its readers (wal.md §9).
+        guard let probe = try snapshotProbe() else { return }
+        defer { probe.release() }
         guard logEnd > UInt64(LogLayout.firstFrameOffset) else {
             // Nothing to copy: leave the data file untouched (a store opened and closed without
             // a save keeps its bytes), only drop stale frames when asked.

@@ -73,7 +73,12 @@ extension BinaryStore {
     /// Complexity: O(1) per inserted row whose key is above every key the store has seen (keys
     /// from ``newPrimaryKeys(entityName:count:)`` always are), an index lookup per updated or
     /// deleted row and per referenced object.
-    func prepare(_ changes: StoreChangeSet) throws(StoreError) -> (CommitBatch, [StoreObjectID: Int64]) {
+    func prepare(_ changes: StoreChangeSet, recordingHistory: Bool = true) throws(StoreError) -> (CommitBatch, [StoreObjectID: Int64]) {
+        var changes = changes
+        if recordingHistory, let transaction = try historyTransaction(for: changes) {
+            // The transaction is a record of the same save: on disk with it or not at all (§14).
+            changes.inserted.append(HistoryRecordCodec.row(for: transaction))
+        }
         let published = rw.withReadLock { publishedBatchID }
         pendingBatches.removeAll { $0.id <= published }
         var versions: [StoreObjectID: Int64] = [:]

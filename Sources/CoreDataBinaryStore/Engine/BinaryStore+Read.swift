@@ -292,7 +292,9 @@ extension BinaryStore {
                 commitLock.unlock()
                 return []
             }
-            (batch, _) = try prepare(StoreChangeSet(deleted: rows.map { ($0.objectID, $0.version) }))
+            var changes = StoreChangeSet(deleted: rows.map { ($0.objectID, $0.version) })
+            changes.history = request.history
+            (batch, _) = try prepare(changes)
         } catch {
             releaseWriteLockIfIdle()
             commitLock.unlock()
@@ -327,7 +329,14 @@ extension BinaryStore {
                 next.values.merge(values) { _, new in new }
                 return next
             }
-            (batch, _) = try prepare(StoreChangeSet(updated: updated))
+            var changes = StoreChangeSet(updated: updated)
+            if historyRecorder != nil {
+                var context = request.history ?? StoreHistoryContext()
+                let names = values.keys.sorted()
+                for row in rows { context.updatedProperties[row.objectID] = names }
+                changes.history = context
+            }
+            (batch, _) = try prepare(changes)
         } catch {
             releaseWriteLockIfIdle()
             commitLock.unlock()

@@ -39,6 +39,8 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     let fileSystem: any StoreFileSystem
     let entities: [String: NSEntityDescription]
     let hasUniquenessConstraints: Bool
+    /// Builds history transactions when the store records them.
+    let historyRecorder: StoreHistoryRecorder?
     let cache: PageCache
     /// Per entity name, the attributes with a secondary index (the model's fetch indexes and
     /// single-attribute uniqueness constraints) and the kind each orders.
@@ -88,6 +90,12 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
 
     var metadataValue: StoreMetadata
     var isClosed = false
+
+    // Snapshots (query generations), guarded by `pinLock`: while any is alive this handle holds
+    // a shared lock on `NAME-shm`, which puts off every handle's log restart (wal.md §9).
+    let pinLock = NSLock()
+    var pinCount = 0
+    var pinFile: (any StoreFile)?
     /// The last batch whose changes readers see.
     var publishedBatchID = 0
     /// The end of the published log frames. Log bytes past it may be stale frames of an earlier
@@ -117,7 +125,11 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     let group = NSCondition()
     var queue: [CommitBatch] = []
     var leaderActive = false
-    var poisoned: StoreError?
+    var poisoned: StoreError? {
+        didSet { isPoisoned.store(poisoned != nil, ordering: .releasing) }
+    }
+    /// Mirrors `poisoned != nil` so a read checks it with one load instead of taking `group`.
+    let isPoisoned = Atomic<Bool>(false)
     /// The log end as of this handle's last successful sync (full durability): when it is the
     /// log end, the next save starts with a sync marker (Formats/wal.md §3). Frames this handle
     /// found at open are not known to be synced.
@@ -176,6 +188,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         // Rows carry the entity's layout object; a frozen model hands out the same one every time.
         try? model.freeze()
         self.entities = model.entitiesByName
+        self.historyRecorder = options.recordsHistory ? StoreHistoryRecorder(entities: model.entitiesByName) : nil
         self.modelLayouts = model.entitiesByName.mapValues(\.propertyLayout)
         self.hasUniquenessConstraints = model.entities.contains { !$0.uniquenessConstraints.isEmpty }
         self.cache = PageCache(capacity: options.pageCacheBytes)
@@ -345,6 +358,8 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     public func close() throws(StoreError) {
         if rw.withReadLock({ isClosed }) { throw .closed }
         stopObservingChanges()
+        // This handle's snapshots end with it: they must not hold back its closing checkpoint.
+        releasePin()
         var failure = poisonedError
         if !options.readOnly, failure == nil {
             do {
@@ -354,12 +369,14 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
             }
         }
         rw.withWriteLock { isClosed = true }
+        releasePin()
         dataFile.close()
         logFile?.close()
         if let failure { throw failure }
     }
 
     var poisonedError: StoreError? {
+        guard isPoisoned.load(ordering: .acquiring) else { return nil }
         group.lock()
         defer { group.unlock() }
         return poisoned

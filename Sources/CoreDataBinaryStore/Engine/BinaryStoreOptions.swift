@@ -28,6 +28,9 @@ public struct BinaryStoreOptions: Sendable {
     /// Without ``exclusiveAccess``: how long a save, checkpoint or open waits for the write lock
     /// that another process holds before it fails with a lock-conflict error.
     public var lockTimeout = LogLayout.defaultLockTimeout
+    /// Record every save and batch request as a persistent-history transaction
+    /// (`NSPersistentHistoryTrackingKey`; Formats/binary-store.md §14).
+    public var recordsHistory = false
     /// Checkpoint in the background when the log passes the threshold.
     public var backgroundCheckpoints = true
     /// The file layer; tests replace it to inject crashes and I/O errors.

@@ -7,7 +7,7 @@ import Foundation
 /// Threading: every method takes the store's lock for as long as it reads or swaps the state;
 /// predicates and sorts run outside it on a copy-on-write snapshot, so a long fetch never blocks
 /// a save. Complexity: a fetch is O(rows of the fetched entities); a save O(changed rows).
-public final class InMemoryStore: PersistentStoreEngine, @unchecked Sendable {
+public final class InMemoryStore: PersistentStoreEngine, StoreHistoryRecording, StoreSnapshotting, @unchecked Sendable {
     private struct State {
         var table: RowTable
         var metadata: StoreMetadata
@@ -17,9 +17,15 @@ public final class InMemoryStore: PersistentStoreEngine, @unchecked Sendable {
     private let lock = NSLock()
     private var state: State
 
+    /// Whether every change is recorded as persistent history (kept while the store is open).
+    public let recordsHistory: Bool
+
     /// Creates an empty store for the entities of `model` (which must be frozen).
-    public init(model: NSManagedObjectModel, metadata: StoreMetadata) {
-        state = State(table: RowTable(entities: model.entitiesByName, keyScope: .perEntity), metadata: metadata)
+    ///
+    /// - Parameter recordsHistory: record persistent history (`NSPersistentHistoryTrackingKey`).
+    public init(model: NSManagedObjectModel, metadata: StoreMetadata, recordsHistory: Bool = false) {
+        self.recordsHistory = recordsHistory
+        state = State(table: RowTable(entities: model.entitiesByName, keyScope: .perEntity, recordsHistory: recordsHistory), metadata: metadata)
     }
 
     private func withState<T>(_ body: (inout State) throws(StoreError) -> T) throws(StoreError) -> T {
@@ -66,11 +72,26 @@ public final class InMemoryStore: PersistentStoreEngine, @unchecked Sendable {
     }
 
     public func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID] {
-        try withState { $0.table.batchDelete(request) }
+        try withState { state throws(StoreError) in try state.table.batchDelete(request) }
     }
 
     public func batchUpdate(_ request: StoreFetchRequest, values: [String: StoreValue]) throws(StoreError) -> [StoreObjectID] {
         try withState { state throws(StoreError) in try state.table.batchUpdate(request, values: values) }
+    }
+
+    /// The table as it is: a copy-on-write reference, O(1).
+    public func snapshot() throws(StoreError) -> any StoreGenerationView {
+        try withState { state in
+            RowTableSnapshot(table: state.table, metadata: state.metadata, generation: "\(ObjectIdentifier(self).hashValue).\(state.table.generation)")
+        }
+    }
+
+    public func history(_ query: StoreHistoryQuery) throws(StoreError) -> StoreHistoryPage {
+        try withState { $0.table.history?.page(query) } ?? StoreHistoryPage(transactions: [], firstRetained: 1, lastNumber: 0)
+    }
+
+    public func deleteHistory(_ cutoff: StoreHistoryCutoff) throws(StoreError) -> Int {
+        try withState { $0.table.deleteHistory(cutoff) }
     }
 
     public func close() throws(StoreError) {

@@ -28,11 +28,35 @@ package struct RowTable {
     /// For ``KeyScope/storeWide``: the entity that holds each key.
     private var keyOwners: [Int64: String] = [:]
     private let entities: [String: NSEntityDescription]
+    /// Persistent history, when the store records it: part of the table so that a change and
+    /// its transaction are kept or dropped together.
+    package private(set) var history: StoreHistoryLog?
+    /// Counts the changes applied: names the table's state for query generations.
+    package private(set) var generation: UInt64 = 0
+    private let recorder: StoreHistoryRecorder?
 
     /// An empty table for the entities of a frozen model.
-    package init(entities: [String: NSEntityDescription], keyScope: KeyScope) {
+    ///
+    /// - Parameter recordsHistory: whether every change is recorded as a persistent-history
+    ///   transaction (``history``).
+    package init(entities: [String: NSEntityDescription], keyScope: KeyScope, recordsHistory: Bool = false) {
         self.entities = entities
         self.keyScope = keyScope
+        self.history = recordsHistory ? StoreHistoryLog() : nil
+        self.recorder = recordsHistory ? StoreHistoryRecorder(entities: entities) : nil
+    }
+
+    /// Deletes the oldest history transactions up to `cutoff`; returns how many.
+    package mutating func deleteHistory(_ cutoff: StoreHistoryCutoff) -> Int {
+        history?.delete(cutoff) ?? 0
+    }
+
+    /// Records `changes` as a transaction when the table keeps history; `before` is the table
+    /// as it was before the change (for tombstones).
+    private mutating func record(_ changes: StoreChangeSet, before: [StoreObjectID: StoreRow]) throws(StoreError) {
+        guard let recorder, history != nil else { return }
+        let recorded = try recorder.changes(for: changes) { id throws(StoreError) in before[id] }
+        history?.append(changes.history, changes: recorded)
     }
 
     private func counter(for entityName: String) -> String {
@@ -96,6 +120,8 @@ package struct RowTable {
     package mutating func apply(_ changes: StoreChangeSet) throws(StoreError) -> [StoreObjectID: Int64] {
         var next = self
         let versions = try next.applyInPlace(changes)
+        try next.record(changes, before: rows)
+        next.generation += 1
         self = next
         return versions
     }
@@ -162,8 +188,14 @@ package struct RowTable {
     }
 
     /// Deletes the rows a fetch matches; returns their IDs.
-    package mutating func batchDelete(_ request: StoreFetchRequest) -> [StoreObjectID] {
+    package mutating func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID] {
         let matches = matching(request)
+        if !matches.isEmpty {
+            var changes = StoreChangeSet(deleted: matches.map { ($0.objectID, $0.version) })
+            changes.history = request.history
+            try record(changes, before: rows)
+            generation += 1
+        }
         for row in matches {
             unique.remove(row, entities: entities)
             rows[row.objectID] = nil
@@ -188,6 +220,15 @@ package struct RowTable {
             conflicts += next.unique.add(changed, entities: entities)
         }
         if !conflicts.isEmpty { throw .constraintConflict(conflicts) }
+        if !matches.isEmpty {
+            var changes = StoreChangeSet(updated: matches)
+            var context = request.history ?? StoreHistoryContext()
+            let names = values.keys.sorted()
+            for row in matches { context.updatedProperties[row.objectID] = names }
+            changes.history = context
+            try next.record(changes, before: rows)
+            next.generation += 1
+        }
         self = next
         return matches.map(\.objectID)
     }

@@ -15,6 +15,9 @@ public struct StoreChangeSet: Sendable {
     /// fresh store in batches turns it off: a batch refers to objects of later batches, and the
     /// migration guarantees each reference names an object it inserts.
     public var checksReferences = true
+    /// Who makes the change, for a store that records persistent history
+    /// (``StoreHistoryRecording``); `nil` records it with no author or context name.
+    public var history: StoreHistoryContext?
 
     public init(inserted: [StoreRow] = [], updated: [StoreRow] = [], deleted: [(objectID: StoreObjectID, version: Int64)] = []) {
         self.inserted = inserted

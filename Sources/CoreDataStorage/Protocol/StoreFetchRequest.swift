@@ -33,6 +33,9 @@ public struct StoreFetchRequest: @unchecked Sendable {
     public var limit: Int
     /// What to return.
     public var resultType: ResultType
+    /// For a batch delete or update: who makes the change, for a store that records persistent
+    /// history (``StoreHistoryRecording``). Fetches ignore it.
+    public var history: StoreHistoryContext?
 
     public init(
         entity: NSEntityDescription, includesSubentities: Bool = true, predicate: CoreDataPredicate.NSPredicate? = nil,

@@ -19,6 +19,8 @@ final class MultiProcessChild: XCTestCase {
             case "reader": try reader(path)
             case "maintainer": try maintainer(path)
             case "container": try container(path)
+            case "extension": try appExtension(path)
+            case "compactor": try compactor(path)
             default: XCTFail("no role \(role)")
             }
         } catch {
@@ -133,6 +135,58 @@ final class MultiProcessChild: XCTestCase {
         }
         try store.close()
         report("MAINTAINED \(checkpoints) \(compactions)")
+    }
+
+    /// An app extension as Apple's guide writes one: history tracking and remote-change
+    /// notifications on, its own transaction author; it renames the owner, adds items and
+    /// deletes the first item the app made, one save each.
+    private func appExtension(_ path: String) throws {
+        let container = NSPersistentContainer(name: "Extension", managedObjectModel: BinaryTestModel.model)
+        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
+        description.type = NSBinaryStoreType
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+        container.persistentStoreDescriptions = [description]
+        var failure: Error?
+        container.loadPersistentStores { _, error in failure = error }
+        if let failure { throw failure }
+        let context = container.newBackgroundContext()
+        context.transactionAuthor = "extension"
+        let round = environment["COREDATA_CHILD_NAME"] ?? "1"
+        try context.performAndWait {
+            let owner = try XCTUnwrap(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner")).first)
+            owner.setValue("Owner \(round)", forKey: "name")
+            try context.save()
+            for index in 0..<number("COREDATA_CHILD_SAVES", 3) {
+                let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                item.setValue("extension \(round).\(index)", forKey: "text")
+                item.setValue(owner, forKey: "owner")
+                try context.save()
+                report("ACK extension \(round).\(index)")
+            }
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+            request.predicate = NSPredicate(format: "text BEGINSWITH %@", "app")
+            request.sortDescriptors = [NSSortDescriptor(key: "text", ascending: true)]
+            if let first = try context.fetch(request).first {
+                context.delete(first)
+                try context.save()
+                report("DELETED \(first.value(forKey: "text") as? String ?? "?")")
+            }
+        }
+        report("DONE")
+    }
+
+    /// Checkpoints and compacts once; reports whether a snapshot held the compaction back.
+    private func compactor(_ path: String) throws {
+        let store = try open(path)
+        try store.checkpoint()
+        do {
+            try store.compact()
+            report("COMPACT done")
+        } catch {
+            report("\(error)".contains("query generation") ? "COMPACT refused" : "ERROR \(error)")
+        }
+        try store.close()
     }
 
     /// Apple's API in a second process: fetches what the parent saved, inserts items of its own.

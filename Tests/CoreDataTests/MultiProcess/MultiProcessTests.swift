@@ -191,6 +191,126 @@ final class MultiProcessTests: XCTestCase {
     }
 }
 
+extension MultiProcessTests {
+    /// Apple's app-and-extension pattern across two processes: the extension saves with its own
+    /// author; the app, told by a remote-change notification, fetches the history after its saved
+    /// token without its own transactions, merges it into its view context and saves the new
+    /// token (archived, as an app keeps it between launches). A second round sees only what came
+    /// after that token.
+    func testAppAndExtensionShareChangesThroughPersistentHistory() throws {
+        Self.scenarios += 1
+        let path = BinaryTestModel.temporaryPath()
+        let container = NSPersistentContainer(name: "App", managedObjectModel: BinaryTestModel.model)
+        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
+        description.type = NSBinaryStoreType
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+        container.persistentStoreDescriptions = [description]
+        var failure: Error?
+        container.loadPersistentStores { _, error in failure = error }
+        XCTAssertNil(failure)
+        let view = container.viewContext
+        view.transactionAuthor = "app"
+        let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: view)
+        owner.setValue("Owner 0", forKey: "name")
+        for index in 0..<2 {
+            let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: view)
+            item.setValue("app \(index)", forKey: "text")
+            item.setValue(owner, forKey: "owner")
+        }
+        try view.save()
+        let tokenFile = URL(fileURLWithPath: path + ".token")
+        func saveToken(_ token: NSPersistentHistoryToken?) throws {
+            let token = try XCTUnwrap(token)
+            try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true).write(to: tokenFile)
+        }
+        func loadToken() throws -> NSPersistentHistoryToken? {
+            try NSKeyedUnarchiver.unarchivedObject(ofClass: NSPersistentHistoryToken.self, from: try Data(contentsOf: tokenFile))
+        }
+        try saveToken(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let notified = NotificationLog()
+        let observer = NotificationCenter.default.addObserver(
+            forName: .NSPersistentStoreRemoteChange, object: container.persistentStoreCoordinator, queue: nil
+        ) { note in notified.add(note.userInfo ?? [:]) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        /// What the app does on a remote change: fetch, filter, merge, keep the token.
+        func mergeRemoteHistory() throws -> [NSPersistentHistoryTransaction] {
+            let request = NSPersistentHistoryChangeRequest.fetchHistory(after: try loadToken())
+            let others = try XCTUnwrap(NSPersistentHistoryTransaction.fetchRequest)
+            others.predicate = NSPredicate(format: "author != %@", "app")
+            request.fetchRequest = others
+            let transactions = try XCTUnwrap((try view.execute(request) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryTransaction])
+            for transaction in transactions { view.mergeChanges(fromContextDidSave: transaction.objectIDNotification()) }
+            if let last = transactions.last { try saveToken(last.token) }
+            return transactions
+        }
+
+        let items = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        items.sortDescriptors = [NSSortDescriptor(key: "text", ascending: true)]
+        for round in 1...2 {
+            let seen = notified.count
+            let other = try child("extension", path, ["COREDATA_CHILD_NAME": "\(round)", "COREDATA_CHILD_SAVES": "3"])
+            XCTAssertEqual(other.finish(), 0, other.output)
+            Self.acknowledged += other.reports("ACK").count
+            XCTAssertEqual(other.reports("DELETED"), ["app \(round - 1)"])
+            XCTAssertTrue(notified.wait(atLeast: seen + 1, timeout: 5), "round \(round): no remote-change notification")
+            XCTAssertNotNil(notified.last?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken, "the notification carries a history token")
+
+            let transactions = try mergeRemoteHistory()
+            XCTAssertEqual(transactions.count, 5, "round \(round): rename, three inserts, one delete, none of the app's")
+            XCTAssertTrue(transactions.allSatisfy { $0.author == "extension" && $0.processID != String(ProcessInfo.processInfo.processIdentifier) })
+            XCTAssertEqual(owner.value(forKey: "name") as? String, "Owner \(round)", "round \(round): the merge refreshed the owner")
+            let texts = try view.fetch(items).compactMap { $0.value(forKey: "text") as? String }
+            XCTAssertEqual(texts.filter { $0.hasPrefix("extension \(round).") }.count, 3)
+            XCTAssertFalse(texts.contains("app \(round - 1)"), "round \(round): the deleted item is gone")
+            XCTAssertEqual(try mergeRemoteHistory().count, 0, "round \(round): nothing after the saved token")
+        }
+        try container.persistentStoreCoordinator.remove(try XCTUnwrap(container.persistentStoreCoordinator.persistentStores.first))
+    }
+}
+
+extension MultiProcessTests {
+    /// A context pinned to a query generation reads it while another process saves, checkpoints
+    /// and tries to compact (held back while the snapshot lives, done once it is let go).
+    func testAQueryGenerationHoldsWhileOtherProcessesSaveAndMaintain() throws {
+        Self.scenarios += 1
+        let path = BinaryTestModel.temporaryPath()
+        let container = NSPersistentContainer(name: "Pinned", managedObjectModel: BinaryTestModel.model)
+        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
+        description.type = NSBinaryStoreType
+        container.persistentStoreDescriptions = [description]
+        var failure: Error?
+        container.loadPersistentStores { _, error in failure = error }
+        XCTAssertNil(failure)
+        let pinned = container.viewContext
+        let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: pinned)
+        owner.setValue("Ann", forKey: "name")
+        try pinned.save()
+        try pinned.setQueryGenerationFrom(.current)
+        let items = NSFetchRequest<NSManagedObject>(entityName: "Item")
+        XCTAssertEqual(try pinned.count(for: items), 0)
+
+        let writer = try child("container", path, ["COREDATA_CHILD_SAVES": "5"])
+        XCTAssertEqual(writer.finish(), 0, writer.output)
+        Self.acknowledged += writer.reports("ACK").count
+        let held = try child("compactor", path)
+        XCTAssertEqual(held.finish(), 0, held.output)
+        XCTAssertEqual(held.reports("COMPACT"), ["refused"], "the other process's compaction waits for the snapshot: \(held.output)")
+        XCTAssertEqual(try pinned.count(for: items), 0, "the pinned generation has no items")
+        let latest = container.newBackgroundContext()
+        try latest.performAndWait { XCTAssertEqual(try latest.count(for: items), 5, "an unpinned context sees the other process's items") }
+
+        try pinned.setQueryGenerationFrom(nil)
+        let free = try child("compactor", path)
+        XCTAssertEqual(free.finish(), 0, free.output)
+        XCTAssertEqual(free.reports("COMPACT"), ["done"], free.output)
+        XCTAssertEqual(try pinned.count(for: items), 5)
+        try container.persistentStoreCoordinator.remove(try XCTUnwrap(container.persistentStoreCoordinator.persistentStores.first))
+        assertIntact(path)
+    }
+}
+
 /// Notifications' `userInfo`s, collected from any thread.
 private final class NotificationLog: @unchecked Sendable {
     private let lock = NSLock()
@@ -199,6 +319,7 @@ private final class NotificationLog: @unchecked Sendable {
     func add(_ info: [AnyHashable: Any]) { lock.withLock { infos.append(info) } }
     var count: Int { lock.withLock { infos.count } }
     var first: [AnyHashable: Any]? { lock.withLock { infos.first } }
+    var last: [AnyHashable: Any]? { lock.withLock { infos.last } }
 
     func wait(atLeast count: Int, timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

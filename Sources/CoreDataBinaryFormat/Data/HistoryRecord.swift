@@ -1,0 +1,165 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+/// Persistent-history transactions as records of the binary store (Formats/binary-store.md §14):
+/// ordinary records of a reserved entity, so the log, checkpoints, compaction, recovery and
+/// other processes' tailing keep them as they keep every object. No I/O.
+public enum HistoryRecordCodec {
+    /// §14.1: the reserved entity's name. Xcode entity names start with a letter, so no model
+    /// entity can take it.
+    public static let entityName = "_NSPersistentHistoryTransaction"
+    /// §14.1: the reserved entity's properties, in the order its rows lay them out.
+    public static let layout = PropertyLayout(
+        entityName: entityName, names: ["timestamp", "author", "contextName", "processID", "bundleID", "changes"])
+    /// §14.2: the version of the change list's encoding.
+    static let changesFormat: UInt64 = 1
+    /// §14.2: change kinds.
+    enum ChangeKind: UInt8 {
+        case insert = 1, update = 2, delete = 3
+    }
+
+    /// The record row of a transaction: its number is the primary key.
+    public static func row(for transaction: StoreHistoryTransaction) -> StoreRow {
+        StoreRow(objectID: StoreObjectID(entityName: entityName, primaryKey: transaction.number), version: 0, layout: layout, slots: [
+            .date(transaction.timestamp),
+            transaction.author.map(StoreValue.string) ?? .null,
+            transaction.contextName.map(StoreValue.string) ?? .null,
+            .integer(Int64(transaction.processID)),
+            .string(transaction.bundleID),
+            .data(Data(encodeChanges(transaction.changes))),
+        ])
+    }
+
+    /// The transaction a record row holds.
+    ///
+    /// - Parameter includesChanges: decode the change list (skipped when a query asks for
+    ///   transactions only).
+    /// - Throws: ``BinaryFormatError`` for a row that is not a valid transaction.
+    public static func transaction(from row: StoreRow, includesChanges: Bool = true) throws(BinaryFormatError) -> StoreHistoryTransaction {
+        let location = "history transaction \(row.objectID.primaryKey)"
+        guard case .date(let timestamp) = row["timestamp"] else { throw BinaryFormatError(location, "has no timestamp") }
+        func text(_ name: String) throws(BinaryFormatError) -> String? {
+            switch row[name] {
+            case .null: return nil
+            case .string(let value): return value
+            default: throw BinaryFormatError(location, "\(name) is not a string")
+            }
+        }
+        guard case .integer(let process) = row["processID"], let processID = Int32(exactly: process) else {
+            throw BinaryFormatError(location, "has no process ID in 32 bits")
+        }
+        var changes: [StoreHistoryChange] = []
+        if includesChanges {
+            guard case .data(let bytes) = row["changes"] else { throw BinaryFormatError(location, "has no change list") }
+            do { changes = try decodeChanges([UInt8](bytes)) } catch { throw error.within(location) }
+        }
+        return StoreHistoryTransaction(
+            number: row.objectID.primaryKey, timestamp: timestamp, author: try text("author"), contextName: try text("contextName"),
+            processID: processID, bundleID: try text("bundleID") ?? "", changes: changes)
+    }
+
+    /// §14.2: a change list: the names it uses once, then each change by name index.
+    public static func encodeChanges(_ changes: [StoreHistoryChange]) -> [UInt8] {
+        var names: [String] = []
+        var indexes: [String: Int] = [:]
+        func index(_ name: String) -> Int {
+            if let known = indexes[name] { return known }
+            indexes[name] = names.count
+            names.append(name)
+            return names.count - 1
+        }
+        var body = ByteWriter()
+        body.varint(UInt64(changes.count))
+        for change in changes {
+            switch change.kind {
+            case .insert: body.uint8(ChangeKind.insert.rawValue)
+            case .update: body.uint8(ChangeKind.update.rawValue)
+            case .delete: body.uint8(ChangeKind.delete.rawValue)
+            }
+            body.varint(UInt64(index(change.objectID.entityName)))
+            body.varint(UInt64(bitPattern: change.objectID.primaryKey))
+            switch change.kind {
+            case .insert: break
+            case .update:
+                body.varint(UInt64(change.updatedProperties.count))
+                for name in change.updatedProperties { body.varint(UInt64(index(name))) }
+            case .delete:
+                let values = change.tombstone.filter { !$0.value.isNull && !$0.value.isRelationship }.sorted { $0.key < $1.key }
+                body.varint(UInt64(values.count))
+                for (name, value) in values {
+                    body.varint(UInt64(index(name)))
+                    RecordCodec.encodeScalar(value, into: &body)
+                }
+            }
+        }
+        var writer = ByteWriter()
+        writer.varint(changesFormat)
+        writer.varint(UInt64(names.count))
+        for name in names { writer.string(name) }
+        writer.append(body.bytes)
+        return writer.bytes
+    }
+
+    /// Decodes a change list; every count and index is checked against the bytes left.
+    public static func decodeChanges(_ bytes: [UInt8]) throws(BinaryFormatError) -> [StoreHistoryChange] {
+        var reader = ByteReader(bytes)
+        let format = try reader.varint("change list format")
+        guard format == changesFormat else { throw BinaryFormatError("", "unknown change list format \(format)") }
+        // Each name takes at least one byte, each change at least three.
+        let nameCount = try reader.count("name count", atMost: reader.remaining)
+        var names: [String] = []
+        names.reserveCapacity(nameCount)
+        for _ in 0..<nameCount { names.append(try reader.string("name")) }
+        func name(_ what: String) throws(BinaryFormatError) -> String {
+            let index = try reader.count(what, atMost: Int(Int32.max))
+            guard index < names.count else { throw BinaryFormatError("", "\(what) \(index) is not among the list's \(names.count) names") }
+            return names[index]
+        }
+        let count = try reader.count("change count", atMost: reader.remaining / 3)
+        var changes: [StoreHistoryChange] = []
+        changes.reserveCapacity(count)
+        for _ in 0..<count {
+            let rawKind = try reader.uint8("change kind")
+            guard let kind = ChangeKind(rawValue: rawKind) else { throw BinaryFormatError("", "unknown change kind \(rawKind)") }
+            let entity = try name("entity name index")
+            let key = try reader.varint("primary key")
+            guard key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey) else {
+                throw BinaryFormatError("", "primary key \(key) is outside 1...2^62")
+            }
+            let id = StoreObjectID(entityName: entity, primaryKey: Int64(key))
+            switch kind {
+            case .insert:
+                changes.append(StoreHistoryChange(kind: .insert, objectID: id))
+            case .update:
+                let propertyCount = try reader.count("updated property count", atMost: reader.remaining)
+                var properties: [String] = []
+                properties.reserveCapacity(propertyCount)
+                for _ in 0..<propertyCount { properties.append(try name("property name index")) }
+                changes.append(StoreHistoryChange(kind: .update, objectID: id, updatedProperties: properties))
+            case .delete:
+                let valueCount = try reader.count("tombstone value count", atMost: reader.remaining / 2)
+                var tombstone: [String: StoreValue] = [:]
+                for _ in 0..<valueCount {
+                    let property = try name("tombstone property index")
+                    let value = try RecordCodec.value(&reader, catalog: Catalog())
+                    guard !value.isRelationship else { throw BinaryFormatError("", "tombstone value of \(property) is a relationship") }
+                    tombstone[property] = value
+                }
+                changes.append(StoreHistoryChange(kind: .delete, objectID: id, tombstone: tombstone))
+            }
+        }
+        guard reader.isAtEnd else { throw BinaryFormatError("", "\(reader.remaining) bytes follow the change list") }
+        return changes
+    }
+}
+
+extension StoreValue {
+    /// Whether the value is a relationship's (a tombstone keeps attributes only).
+    fileprivate var isRelationship: Bool {
+        switch self {
+        case .reference, .references: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+
+/// Persistent history (Formats/binary-store.md §14): each transaction is a record of the reserved
+/// entity ``HistoryRecordCodec/entityName`` keyed by its number, written in the same log frames as
+/// the save it describes. So history is as durable as the save, survives checkpoints and
+/// compaction like any object, and reaches other processes as they tail the log.
+extension BinaryStore: StoreHistoryRecording {
+    public var recordsHistory: Bool { historyRecorder != nil }
+
+    /// The transaction that records `changes`, numbered after the latest one any process wrote;
+    /// `nil` when the store records no history. Caller holds `commitLock` (and, when sharing, the
+    /// write lock, taken after tailing), so the number is the store's next.
+    func historyTransaction(for changes: StoreChangeSet) throws(StoreError) -> StoreHistoryTransaction? {
+        guard let historyRecorder, !changes.isEmpty else { return nil }
+        let recorded = try historyRecorder.changes(for: changes) { id throws(StoreError) in try currentRow(id) }
+        let name = HistoryRecordCodec.entityName
+        let issued = keyLock.withLock { nextKeys[name, default: 1] - 1 }
+        let last = max(savedHighWater[name, default: 0], issued)
+        guard last < BinaryStoreLayout.largestPrimaryKey else {
+            throw .io(detail: "persistent history is full: transaction numbers run to 2^62 (binary-store.md §14)")
+        }
+        let context = changes.history ?? StoreHistoryContext()
+        return StoreHistoryTransaction(
+            number: last + 1, timestamp: Date(), author: context.author, contextName: context.contextName,
+            processID: context.processID, bundleID: context.bundleID, changes: recorded)
+    }
+
+    /// Complexity: an index search, then one record read per transaction returned (more with a
+    /// date, which skips the transactions before it one by one).
+    public func history(_ query: StoreHistoryQuery) throws(StoreError) -> StoreHistoryPage {
+        try sharedRead { () throws(StoreError) -> StoreHistoryPage in
+            let table = try historyTable()
+            let last = lastHistoryNumber(table)
+            guard let table else { return StoreHistoryPage(transactions: [], firstRetained: last + 1, lastNumber: last) }
+            let firstLive = table.locations.firstIndex { $0 != 0 }
+            let first = firstLive.map { table.keys[$0] } ?? last + 1
+            var transactions: [StoreHistoryTransaction] = []
+            var position = Self.firstPosition(in: table.keys, after: query.afterNumber)
+            while position < table.keys.count {
+                if let limit = query.limit, transactions.count >= limit { break }
+                let location = table.locations[position]
+                position += 1
+                guard location != 0 else { continue }
+                let transaction = try historyTransaction(at: location, includesChanges: query.includesChanges)
+                if let after = query.afterDate, transaction.timestamp <= after { continue }
+                transactions.append(transaction)
+            }
+            return StoreHistoryPage(transactions: transactions, firstRetained: first, lastNumber: last)
+        }
+    }
+
+    /// Deletes the oldest transactions with tombstones, as a save under the write lock (so other
+    /// processes see the deletion at their next read); the deletion itself is not recorded.
+    public func deleteHistory(_ cutoff: StoreHistoryCutoff) throws(StoreError) -> Int {
+        try checkWritable()
+        commitLock.lock()
+        drainGroupCommits()
+        let batch: CommitBatch
+        let count: Int
+        do {
+            try beginWrite()
+            let doomed = try sharedRead { () throws(StoreError) -> [StoreObjectID] in try historyToDelete(cutoff) }
+            count = doomed.count
+            guard count > 0 else {
+                releaseWriteLockIfIdle()
+                commitLock.unlock()
+                return 0
+            }
+            // A transaction record is written once, so its version is always 1.
+            (batch, _) = try prepare(StoreChangeSet(deleted: doomed.map { ($0, 1) }), recordingHistory: false)
+        } catch {
+            releaseWriteLockIfIdle()
+            commitLock.unlock()
+            throw error
+        }
+        enqueue(batch)
+        commitLock.unlock()
+        try waitAndEndWrite(batch)
+        scheduleCheckpointIfNeeded()
+        return count
+    }
+
+    /// The oldest live transactions up to `cutoff`, the same run ``StoreHistoryLog`` deletes.
+    /// Caller is inside ``sharedRead(_:)``.
+    private func historyToDelete(_ cutoff: StoreHistoryCutoff) throws(StoreError) -> [StoreObjectID] {
+        guard let table = try historyTable() else { return [] }
+        var doomed: [StoreObjectID] = []
+        for position in table.keys.indices where table.locations[position] != 0 {
+            let key = table.keys[position]
+            switch cutoff {
+            case .throughNumber(let last):
+                guard key <= last else { return doomed }
+            case .before(let date):
+                guard try historyTransaction(at: table.locations[position], includesChanges: false).timestamp < date else { return doomed }
+            }
+            doomed.append(StoreObjectID(entityName: HistoryRecordCodec.entityName, primaryKey: key))
+        }
+        return doomed
+    }
+
+    /// The index table of the history entity, `nil` before the first transaction. Caller is
+    /// inside ``sharedRead(_:)``.
+    private func historyTable() throws(StoreError) -> ObjectIndex.Table? {
+        guard let entityID = catalog.entityID(of: HistoryRecordCodec.entityName) else { return nil }
+        let index = try loadedIndex()
+        return entityID < index.tables.count ? index.tables[entityID] : nil
+    }
+
+    /// The latest number ever handed out, deleted transactions included: the index holds the
+    /// keys since the last checkpoint (deleted ones marked), the catalog those before it (§6).
+    private func lastHistoryNumber(_ table: ObjectIndex.Table?) -> Int64 {
+        let name = HistoryRecordCodec.entityName
+        let checkpointed = catalog.entityID(of: name).map { catalog.entities[$0].nextPrimaryKey - 1 } ?? 0
+        let issued = keyLock.withLock { nextKeys[name, default: 1] - 1 }
+        return max(table?.keys.last ?? 0, checkpointed, issued)
+    }
+
+    private func historyTransaction(at location: UInt64, includesChanges: Bool) throws(StoreError) -> StoreHistoryTransaction {
+        guard let row = try readRow(at: location) else {
+            throw .corrupt(detail: "\(Self.describe(location)): the index names a deleted history transaction here")
+        }
+        do {
+            return try HistoryRecordCodec.transaction(from: row, includesChanges: includesChanges)
+        } catch {
+            throw .corrupt(detail: error.within(Self.describe(location)).description)
+        }
+    }
+
+    /// The position of the first key above `number` in increasing `keys`.
+    private static func firstPosition(in keys: [Int64], after number: Int64) -> Int {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle] <= number { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
