@@ -28,6 +28,27 @@ final class SnapshotStoreTests: XCTestCase {
         return key
     }
 
+    /// With exclusive access the handle counts its own snapshots: no lock file appears.
+    func testExclusiveAccessSnapshotsHoldCheckpointsBackWithoutALockFile() throws {
+        let path = BinaryTestModel.temporaryPath()
+        var options = BinaryStoreOptions()
+        options.backgroundCheckpoints = false
+        options.exclusiveAccess = true
+        let store = try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(), options: options)
+        _ = try insertTag(store, "one")
+        var snapshot: (any StoreGenerationView)? = try store.snapshot()
+        _ = try insertTag(store, "two")
+        try store.checkpoint()
+        XCTAssertThrowsError(try store.compact())
+        XCTAssertEqual(try labels(XCTUnwrap(snapshot)), ["one"])
+        snapshot = nil
+        try store.compact()
+        XCTAssertEqual(try labels(store), ["one", "two"])
+        try store.close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-shm"))
+        XCTAssertThrowsError(try store.snapshot(), "a closed handle takes no snapshot")
+    }
+
     func testASnapshotHoldsItsStateAcrossSavesAndMaintenanceAttempts() throws {
         let path = BinaryTestModel.temporaryPath()
         let a = try open(path)

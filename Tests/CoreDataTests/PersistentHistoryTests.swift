@@ -160,6 +160,13 @@ final class PersistentHistoryTests: XCTestCase {
             context.make("Tag", ["label": "after"])
             try context.save()
             XCTAssertEqual(try transactions(context, .fetchHistory(after: all[4].token)).map(\.transactionNumber), [6], "[\(kind)] numbers go on")
+
+            // A token past the last transaction (a store whose history started over) has expired too.
+            let storeID = try XCTUnwrap(container.persistentStoreCoordinator.persistentStores.first?.identifier)
+            let future = try JSONDecoder().decode(NSPersistentHistoryToken.self, from: Data("{\"\(storeID)\": 99}".utf8))
+            XCTAssertThrowsError(try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: future)), "[\(kind)]") { error in
+                XCTAssertEqual((error as NSError).code, NSPersistentHistoryTokenExpiredError, "[\(kind)]")
+            }
         }
     }
 
@@ -219,6 +226,65 @@ final class PersistentHistoryTests: XCTestCase {
         }
     }
 
+    /// A `.changesOnly` result's changes keep their transactions; a token that does not name a
+    /// store asks it from the start without an expiry error.
+    func testChangesKeepTheirTransactionsAndForeignTokens() {
+        forEachHistoryStore { kind, container in
+            let context = container.viewContext
+            context.transactionAuthor = "app"
+            context.make("Tag", ["label": "x"])
+            try context.save()
+            _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: nil as NSPersistentHistoryToken?))
+            context.make("Tag", ["label": "y"])
+            try context.save()
+            let request = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+            request.resultType = .changesOnly
+            let changes = try XCTUnwrap((try context.execute(request) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryChange])
+            XCTAssertEqual(changes.count, 1, "[\(kind)]")
+            XCTAssertEqual(changes.first?.transaction?.author, "app", "[\(kind)] the change holds its transaction")
+            XCTAssertEqual(changes.first?.transaction?.transactionNumber, 2, "[\(kind)]")
+
+            let foreign = try JSONDecoder().decode(NSPersistentHistoryToken.self, from: Data(#"{"another-store": 7}"#.utf8))
+            XCTAssertEqual(try transactions(context, .fetchHistory(after: foreign)).map(\.transactionNumber), [2], "[\(kind)] from the start, no expiry")
+        }
+    }
+
+    /// A store that holds history opens read-only without the tracking option (Apple's rule).
+    func testAStoreWithHistoryOpensReadOnlyWithoutTracking() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString).store")
+        let model = StoreKind.sharedModel
+        let tracked = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let first = try tracked.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url, options: [NSPersistentHistoryTrackingKey: true])
+        let context = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        context.persistentStoreCoordinator = tracked
+        context.make("Tag", ["label": "tracked"])
+        try context.save()
+        try tracked.remove(first)
+
+        let untracked = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store = try untracked.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url, options: nil)
+        XCTAssertTrue(store.isReadOnly)
+        let reader = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        reader.persistentStoreCoordinator = untracked
+        XCTAssertEqual(try reader.all("Tag").count, 1, "it reads")
+        reader.make("Tag", ["label": "untracked"])
+        XCTAssertThrowsError(try reader.save(), "but does not save: its saves would be missing from the history")
+        try untracked.remove(store)
+    }
+
+    /// An archive that names the token class but holds other values decodes to `nil`, never a trap.
+    func testAForgedTokenArchiveDecodesToNil() throws {
+        let data = try NSKeyedArchiver.archivedData(withRootObject: ForgedToken(), requiringSecureCoding: true)
+        for tokenClass in [NSPersistentHistoryToken.self, NSQueryGenerationToken.self] as [NSObject.Type] {
+            let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+            unarchiver.decodingFailurePolicy = .setErrorAndReturn
+            // The archive's object is read as a token: the token's decoder meets its fields.
+            unarchiver.setClass(tokenClass, forClassName: NSStringFromClass(ForgedToken.self))
+            XCTAssertNil(unarchiver.decodeObject(of: [tokenClass], forKey: NSKeyedArchiveRootObjectKey), "\(tokenClass)")
+            unarchiver.finishDecoding()
+        }
+    }
+
     /// Tokens archive with `NSKeyedArchiver` (secure coding) and with `Codable`, and compare.
     func testTokensArchiveAndCompare() throws {
         let container = try StoreKind.inMemory.makeContainer(options: [NSPersistentHistoryTrackingKey: true as NSNumber])
@@ -240,5 +306,21 @@ final class PersistentHistoryTests: XCTestCase {
         XCTAssertEqual(decoded, first)
         XCTAssertEqual(try transactions(context, .fetchHistory(after: unarchived)).count, 0)
         XCTAssertEqual(try transactions(context, .fetchHistory(after: decoded)).count, 1)
+    }
+}
+
+/// Writes what a token's keys hold with values of other types and lengths out of range.
+final class ForgedToken: NSObject, NSSecureCoding {
+    static var supportsSecureCoding: Bool { true }
+
+    override init() { super.init() }
+    init?(coder: NSCoder) { nil }
+
+    func encode(with coder: NSCoder) {
+        coder.encode(Int64(2), forKey: "count")
+        coder.encode(["a": 1] as NSDictionary, forKey: "store.0")
+        coder.encode(NSString(string: "not a number"), forKey: "number.0")
+        coder.encode(Int64.max, forKey: "store.1")
+        coder.encode(true, forKey: "current")
     }
 }

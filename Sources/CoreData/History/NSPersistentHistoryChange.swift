@@ -31,9 +31,16 @@ open class NSPersistentHistoryChange: NSObject, KeyValueReadable, @unchecked Sen
     open private(set) var tombstone: [AnyHashable: Any]?
     /// For an update, the properties the save changed; `nil` for other changes.
     open private(set) var updatedProperties: Set<NSPropertyDescription>?
-    /// The transaction the change belongs to. Held weakly: a transaction holds its changes, so
-    /// keep the transaction while you use its changes.
-    open private(set) weak var transaction: NSPersistentHistoryTransaction?
+    /// The transaction the change belongs to. In a `.changesOnly` result the change holds it
+    /// (and the transaction's ``NSPersistentHistoryTransaction/changes`` is `nil`); otherwise
+    /// the transaction holds its changes and this reference is weak, so the two never keep each
+    /// other alive.
+    open var transaction: NSPersistentHistoryTransaction? { heldTransaction ?? weakTransaction }
+    private weak var weakTransaction: NSPersistentHistoryTransaction?
+    private var heldTransaction: NSPersistentHistoryTransaction?
+
+    /// Makes the change hold its transaction (a `.changesOnly` result).
+    func retainTransaction() { heldTransaction = weakTransaction }
 
     init(
         changeID: Int64, objectID: NSManagedObjectID, type: NSPersistentHistoryChangeType, tombstone: [AnyHashable: Any]?,
@@ -44,7 +51,7 @@ open class NSPersistentHistoryChange: NSObject, KeyValueReadable, @unchecked Sen
         self.changeType = type
         self.tombstone = tombstone
         self.updatedProperties = updatedProperties
-        self.transaction = transaction
+        self.weakTransaction = transaction
         super.init()
     }
 

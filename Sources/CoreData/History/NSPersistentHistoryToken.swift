@@ -25,26 +25,17 @@ open class NSPersistentHistoryToken: NSObject, NSSecureCoding, NSCopying, Codabl
 
     public static var supportsSecureCoding: Bool { true }
 
-    private static let storesKey = "storeIdentifiers"
-    private static let numbersKey = "transactionNumbers"
-
     public func encode(with coder: NSCoder) {
-        let sorted = numbers.sorted { $0.key < $1.key }
-        coder.encode(sorted.map { NSString(string: $0.key) } as NSArray, forKey: Self.storesKey)
-        coder.encode(sorted.map { NSNumber(value: $0.value) } as NSArray, forKey: Self.numbersKey)
+        ArchivedStorePairs.encode(numbers.mapValues { .number($0) }, with: coder)
     }
 
     /// Decodes a token; fails (returns `nil`) for an archive that holds no token.
     public required init?(coder: NSCoder) {
-        guard let stores = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: Self.storesKey) as? NSArray,
-              let values = coder.decodeObject(of: [NSArray.self, NSNumber.self], forKey: Self.numbersKey) as? NSArray,
-              stores.count == values.count
-        else { return nil }
+        guard let pairs = ArchivedStorePairs.decode(numbers: true, from: coder) else { return nil }
         var numbers: [String: Int64] = [:]
-        for (store, value) in zip(stores, values) {
-            guard let identifier = (store as? NSString).map(String.init) ?? store as? String else { return nil }
-            guard let number = (value as? NSNumber)?.int64Value ?? (value as? Int64) ?? (value as? Int).map(Int64.init) else { return nil }
-            numbers[identifier] = number
+        for (store, value) in pairs {
+            guard case .number(let number) = value else { return nil }
+            numbers[store] = number
         }
         self.numbers = numbers
         super.init()

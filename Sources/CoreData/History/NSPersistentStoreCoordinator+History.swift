@@ -80,7 +80,16 @@ extension NSManagedObjectContext {
             case .count: return NSPersistentHistoryResult(result: transactions.reduce(0) { $0 + ($1.changes?.count ?? 0) }, resultType: .count)
             case .objectIDs:
                 return NSPersistentHistoryResult(result: transactions.flatMap { ($0.changes ?? []).map(\.changedObjectID) }, resultType: .objectIDs)
-            case .changesOnly: return NSPersistentHistoryResult(result: transactions.flatMap { $0.changes ?? [] }, resultType: .changesOnly)
+            case .changesOnly:
+                // The changes are all the caller keeps: each holds its transaction (whose own
+                // list is let go, so the two do not keep each other alive).
+                let changes = transactions.flatMap { transaction in
+                    let changes = transaction.changes ?? []
+                    transaction.changes = nil
+                    for change in changes { change.retainTransaction() }
+                    return changes
+                }
+                return NSPersistentHistoryResult(result: changes, resultType: .changesOnly)
             case .transactionsOnly:
                 for transaction in transactions { transaction.changes = nil }
                 return NSPersistentHistoryResult(result: transactions, resultType: .transactionsOnly)
@@ -99,19 +108,29 @@ extension NSManagedObjectContext {
         var result: [NSPersistentHistoryTransaction] = []
         for (store, engine) in stores {
             var query = StoreHistoryQuery(includesChanges: needsChanges)
-            var token: NSPersistentHistoryToken?
+            // Only a token that names the store bookmarks it; for the others it asks from the start.
+            var bookmarked = false
             switch request.operation {
             case .fetchAfterDate(let date): query.afterDate = date
             case .fetchAfterToken(let given):
-                token = given
+                bookmarked = given?.numbers[store.identifier] != nil
                 query.afterNumber = given?.number(for: store.identifier) ?? 0
             default: break
             }
             let page = try mapStoreError { () throws(StoreError) -> StoreHistoryPage in try engine.history(query) }
-            if token != nil, query.afterNumber < page.firstRetained - 1 {
+            if bookmarked, query.afterNumber < page.firstRetained - 1 {
                 throw coreDataError(
                     NSPersistentHistoryTokenExpiredError,
                     "the history token is at transaction \(query.afterNumber) of store \(store.identifier), but the store deleted its history up to transaction \(page.firstRetained - 1); fetch from a current token",
+                    [NSAffectedStoresErrorKey: [store]])
+            }
+            if bookmarked, query.afterNumber > page.lastNumber {
+                // A token past the last transaction: the store's history started over (a store
+                // replaced, or migrated by a path that does not carry history). Answering with
+                // nothing would hide every transaction until the numbers caught up.
+                throw coreDataError(
+                    NSPersistentHistoryTokenExpiredError,
+                    "the history token is at transaction \(query.afterNumber) of store \(store.identifier), which has recorded only \(page.lastNumber): its history started over; fetch from a current token",
                     [NSAffectedStoresErrorKey: [store]])
             }
             for stored in page.transactions {

@@ -28,6 +28,16 @@ extension NSMigrationManager {
             referenceTargets[sourceID] = destination.entityID(of: destinationName) ?? -1
             pending.append((sourceID, plan))
         }
+        // Persistent history moves as it is (Formats/binary-store.md §14): its change lists name
+        // objects by entity name, so they need no mapping, and tokens stay valid.
+        if let historyID = catalog.entityID(of: HistoryRecordCodec.entityName), !destinations.contains(HistoryRecordCodec.entityName) {
+            let history = catalog.entities[historyID]
+            destination.register(entity: history.name, properties: history.properties)
+            destination.setNextPrimaryKey(history.nextPrimaryKey, of: history.name)
+            if let destinationID = destination.entityID(of: history.name) {
+                entities[historyID] = RecordTranscoding.Entity(destinationEntityID: destinationID, columns: Array(history.properties.indices))
+            }
+        }
         for (sourceID, plan) in pending {
             guard let destinationName = plan.destination.name, let destinationID = destination.entityID(of: destinationName) else { return nil }
             let target = destination.entities[destinationID]

@@ -41,27 +41,18 @@ open class NSQueryGenerationToken: NSObject, NSSecureCoding, NSCopying, @uncheck
     public static var supportsSecureCoding: Bool { true }
 
     private static let currentKey = "current"
-    private static let storesKey = "storeIdentifiers"
-    private static let generationsKey = "generations"
 
     public func encode(with coder: NSCoder) {
-        let sorted = generations.sorted { $0.key < $1.key }
         coder.encode(isCurrent, forKey: Self.currentKey)
-        coder.encode(sorted.map { NSString(string: $0.key) } as NSArray, forKey: Self.storesKey)
-        coder.encode(sorted.map { NSString(string: $0.value) } as NSArray, forKey: Self.generationsKey)
+        ArchivedStorePairs.encode(generations.mapValues { .text($0) }, with: coder)
     }
 
     public required init?(coder: NSCoder) {
-        guard let stores = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: Self.storesKey) as? NSArray,
-              let values = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: Self.generationsKey) as? NSArray,
-              stores.count == values.count
-        else { return nil }
+        guard let pairs = ArchivedStorePairs.decode(numbers: false, from: coder) else { return nil }
         var generations: [String: String] = [:]
-        for (store, value) in zip(stores, values) {
-            guard let key = (store as? NSString).map(String.init) ?? store as? String,
-                  let generation = (value as? NSString).map(String.init) ?? value as? String
-            else { return nil }
-            generations[key] = generation
+        for (store, value) in pairs {
+            guard case .text(let generation) = value else { return nil }
+            generations[store] = generation
         }
         self.isCurrent = coder.decodeBool(forKey: Self.currentKey)
         self.views = [:]

@@ -94,6 +94,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store = NSPersistentStore(
                 type: storeType, url: storeURL, configurationName: configurationName, options: options,
                 engine: engine, identifier: identifier)
+            if let history = engine as? any StoreHistoryRecording, history.hasRecordedHistory, !history.recordsHistory {
+                // Apple's rule: saves without history would leave holes in it that readers of
+                // the history could not see, so the store opens read-only.
+                store.isReadOnly = true
+            }
         case .storeClass(let storeClass):
             // Apple's initializer takes a URL; a store added without one gets /dev/null.
             store = storeClass.init(

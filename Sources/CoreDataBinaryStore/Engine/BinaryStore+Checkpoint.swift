@@ -13,16 +13,18 @@ extension BinaryStore {
     ///   poisoned, and the store on disk is still the one before the checkpoint.
     public func checkpoint(truncatingLog: Bool = false, progress: BinaryStoreProgress? = nil) throws(StoreError) {
         try checkWritable()
+        // A snapshot anywhere reads log frames the restart would let later saves overwrite: the
+        // checkpoint waits for a later chance, as SQLite's does for its readers (wal.md §9).
+        // Taken outside `maintaining`: a lock file that cannot be opened fails this checkpoint
+        // without poisoning the handle.
+        guard let probe = try snapshotProbe() else { return }
+        defer { probe.release() }
         try maintaining { () throws(StoreError) in try checkpointLocked(truncatingLog: truncatingLog, progress: progress) }
     }
 
-    /// Caller holds `commitLock` with no save queued.
+    /// Caller holds `commitLock` with no save queued, and the snapshot probe (``snapshotProbe()``).
     func checkpointLocked(truncatingLog: Bool, progress: BinaryStoreProgress? = nil) throws(StoreError) {
         guard let logFile else { return }
-        // A snapshot anywhere reads log frames the restart would let later saves overwrite: the
-        // checkpoint waits for a later chance, as SQLite's does for its readers (wal.md §9).
-        guard let probe = try snapshotProbe() else { return }
-        defer { probe.release() }
         guard logEnd > UInt64(LogLayout.firstFrameOffset) else {
             // Nothing to copy: leave the data file untouched (a store opened and closed without
             // a save keeps its bytes), only drop stale frames when asked.

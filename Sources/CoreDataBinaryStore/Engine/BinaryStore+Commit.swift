@@ -49,12 +49,30 @@ extension BinaryStore {
     public func save(_ changes: StoreChangeSet) throws(StoreError) -> [StoreObjectID: Int64] {
         try checkWritable()
         guard !changes.isEmpty else { return [:] }
+        return try write(draining: false) { () throws(StoreError) -> StoreChangeSet? in changes } ?? [:]
+    }
+
+    /// One write: under the commit lock (after every queued save is published, when
+    /// `draining`, so `build` reads the latest state) and the write lock, `build` makes the
+    /// change set (`nil`: nothing to write), which is validated, queued and group-committed.
+    /// Saves, batch requests and history deletion all write this way.
+    ///
+    /// - Returns: the saved versions (``prepare(_:recordingHistory:)``), `nil` when `build` found nothing to write.
+    func write(
+        draining: Bool, recordingHistory: Bool = true, _ build: () throws(StoreError) -> StoreChangeSet?
+    ) throws(StoreError) -> [StoreObjectID: Int64]? {
         commitLock.lock()
+        if draining { drainGroupCommits() }
         let batch: CommitBatch
         let versions: [StoreObjectID: Int64]
         do {
             try beginWrite()
-            (batch, versions) = try prepare(changes)
+            guard let changes = try build() else {
+                releaseWriteLockIfIdle()
+                commitLock.unlock()
+                return nil
+            }
+            (batch, versions) = try prepare(changes, recordingHistory: recordingHistory)
         } catch {
             releaseWriteLockIfIdle()
             commitLock.unlock()
@@ -77,7 +95,7 @@ extension BinaryStore {
         var changes = changes
         if recordingHistory, let transaction = try historyTransaction(for: changes) {
             // The transaction is a record of the same save: on disk with it or not at all (§14).
-            changes.inserted.append(HistoryRecordCodec.row(for: transaction))
+            changes.inserted.append(try historyRow(for: transaction))
         }
         let published = rw.withReadLock { publishedBatchID }
         pendingBatches.removeAll { $0.id <= published }

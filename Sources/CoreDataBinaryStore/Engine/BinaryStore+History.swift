@@ -9,6 +9,10 @@ import Foundation
 extension BinaryStore: StoreHistoryRecording {
     public var recordsHistory: Bool { historyRecorder != nil }
 
+    /// Whether a handle with history tracking ever wrote a transaction (the reserved entity is in
+    /// the catalog, which is append-only: deleting every transaction does not change it).
+    public var hasRecordedHistory: Bool { rw.withReadLock { catalog.entityID(of: HistoryRecordCodec.entityName) != nil } }
+
     /// The transaction that records `changes`, numbered after the latest one any process wrote;
     /// `nil` when the store records no history. Caller holds `commitLock` (and, when sharing, the
     /// write lock, taken after tailing), so the number is the store's next.
@@ -25,6 +29,18 @@ extension BinaryStore: StoreHistoryRecording {
         return StoreHistoryTransaction(
             number: last + 1, timestamp: Date(), author: context.author, contextName: context.contextName,
             processID: context.processID, bundleID: context.bundleID, changes: recorded)
+    }
+
+    /// The record row of a transaction, refused when its change list would not fit in one log
+    /// entry (wal.md §4): the save fails with an error instead of trapping in the log writer.
+    func historyRow(for transaction: StoreHistoryTransaction) throws(StoreError) -> StoreRow {
+        let row = HistoryRecordCodec.row(for: transaction)
+        // The other values of the row take a few hundred bytes at most.
+        let room = LogLayout.maximumEntrySize - 64 * 1024
+        if case .data(let list) = row["changes"], list.count > room {
+            throw .io(detail: "persistent history cannot record a save of \(transaction.changes.count) changes: its change list takes \(list.count) bytes, more than one log entry holds (\(room), binary-store.md §14); save in smaller batches")
+        }
+        return row
     }
 
     /// Complexity: an index search, then one record read per transaction returned (more with a
@@ -55,30 +71,13 @@ extension BinaryStore: StoreHistoryRecording {
     /// processes see the deletion at their next read); the deletion itself is not recorded.
     public func deleteHistory(_ cutoff: StoreHistoryCutoff) throws(StoreError) -> Int {
         try checkWritable()
-        commitLock.lock()
-        drainGroupCommits()
-        let batch: CommitBatch
-        let count: Int
-        do {
-            try beginWrite()
+        var count = 0
+        _ = try write(draining: true, recordingHistory: false) { () throws(StoreError) -> StoreChangeSet? in
             let doomed = try sharedRead { () throws(StoreError) -> [StoreObjectID] in try historyToDelete(cutoff) }
             count = doomed.count
-            guard count > 0 else {
-                releaseWriteLockIfIdle()
-                commitLock.unlock()
-                return 0
-            }
             // A transaction record is written once, so its version is always 1.
-            (batch, _) = try prepare(StoreChangeSet(deleted: doomed.map { ($0, 1) }), recordingHistory: false)
-        } catch {
-            releaseWriteLockIfIdle()
-            commitLock.unlock()
-            throw error
+            return doomed.isEmpty ? nil : StoreChangeSet(deleted: doomed.map { ($0, 1) })
         }
-        enqueue(batch)
-        commitLock.unlock()
-        try waitAndEndWrite(batch)
-        scheduleCheckpointIfNeeded()
         return count
     }
 
@@ -108,13 +107,13 @@ extension BinaryStore: StoreHistoryRecording {
         return entityID < index.tables.count ? index.tables[entityID] : nil
     }
 
-    /// The latest number ever handed out, deleted transactions included: the index holds the
-    /// keys since the last checkpoint (deleted ones marked), the catalog those before it (§6).
+    /// The latest number published, deleted transactions included: the index holds the keys
+    /// since the last checkpoint (deleted ones marked), the catalog those before it (§6). A
+    /// number a queued save took is not counted until that save is published, so no token names
+    /// a transaction nobody can fetch yet.
     private func lastHistoryNumber(_ table: ObjectIndex.Table?) -> Int64 {
-        let name = HistoryRecordCodec.entityName
-        let checkpointed = catalog.entityID(of: name).map { catalog.entities[$0].nextPrimaryKey - 1 } ?? 0
-        let issued = keyLock.withLock { nextKeys[name, default: 1] - 1 }
-        return max(table?.keys.last ?? 0, checkpointed, issued)
+        let checkpointed = catalog.entityID(of: HistoryRecordCodec.entityName).map { catalog.entities[$0].nextPrimaryKey - 1 } ?? 0
+        return max(table?.keys.last ?? 0, checkpointed)
     }
 
     private func historyTransaction(at location: UInt64, includesChanges: Bool) throws(StoreError) -> StoreHistoryTransaction {

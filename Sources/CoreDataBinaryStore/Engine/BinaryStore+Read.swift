@@ -277,53 +277,25 @@ extension BinaryStore {
 
     public func batchDelete(_ request: StoreFetchRequest) throws(StoreError) -> [StoreObjectID] {
         try checkWritable()
-        commitLock.lock()
-        drainGroupCommits()
-        let batch: CommitBatch
-        let ids: [StoreObjectID]
-        do {
-            try beginWrite()
-            var rowsRequest = request
-            rowsRequest.resultType = .rows
-            guard case .rows(let rows) = try execute(rowsRequest) else { preconditionFailure("a rows fetch returned something else") }
+        var ids: [StoreObjectID] = []
+        _ = try write(draining: true) { () throws(StoreError) -> StoreChangeSet? in
+            let rows = try matchingRows(request)
+            guard !rows.isEmpty else { return nil }
             ids = rows.map(\.objectID)
-            guard !rows.isEmpty else {
-                releaseWriteLockIfIdle()
-                commitLock.unlock()
-                return []
-            }
             var changes = StoreChangeSet(deleted: rows.map { ($0.objectID, $0.version) })
             changes.history = request.history
-            (batch, _) = try prepare(changes)
-        } catch {
-            releaseWriteLockIfIdle()
-            commitLock.unlock()
-            throw error
+            return changes
         }
-        enqueue(batch)
-        commitLock.unlock()
-        try waitAndEndWrite(batch)
-        scheduleCheckpointIfNeeded()
         return ids
     }
 
     public func batchUpdate(_ request: StoreFetchRequest, values: [String: StoreValue]) throws(StoreError) -> [StoreObjectID] {
         try checkWritable()
-        commitLock.lock()
-        drainGroupCommits()
-        let batch: CommitBatch
-        let ids: [StoreObjectID]
-        do {
-            try beginWrite()
-            var rowsRequest = request
-            rowsRequest.resultType = .rows
-            guard case .rows(let rows) = try execute(rowsRequest) else { preconditionFailure("a rows fetch returned something else") }
+        var ids: [StoreObjectID] = []
+        _ = try write(draining: true) { () throws(StoreError) -> StoreChangeSet? in
+            let rows = try matchingRows(request)
+            guard !rows.isEmpty else { return nil }
             ids = rows.map(\.objectID)
-            guard !rows.isEmpty else {
-                releaseWriteLockIfIdle()
-                commitLock.unlock()
-                return []
-            }
             let updated = rows.map { row -> StoreRow in
                 var next = row
                 next.values.merge(values) { _, new in new }
@@ -336,16 +308,16 @@ extension BinaryStore {
                 for row in rows { context.updatedProperties[row.objectID] = names }
                 changes.history = context
             }
-            (batch, _) = try prepare(changes)
-        } catch {
-            releaseWriteLockIfIdle()
-            commitLock.unlock()
-            throw error
+            return changes
         }
-        enqueue(batch)
-        commitLock.unlock()
-        try waitAndEndWrite(batch)
-        scheduleCheckpointIfNeeded()
         return ids
+    }
+
+    /// The rows a batch request changes, read under the write lock (so they are the latest).
+    private func matchingRows(_ request: StoreFetchRequest) throws(StoreError) -> [StoreRow] {
+        var rowsRequest = request
+        rowsRequest.resultType = .rows
+        guard case .rows(let rows) = try execute(rowsRequest) else { preconditionFailure("a rows fetch returned something else") }
+        return rows
     }
 }

@@ -11,12 +11,17 @@ import Foundation
 /// a snapshot is alive; a checkpoint or compaction first tries to take it exclusively.
 extension BinaryStore: StoreSnapshotting {
     /// Complexity: the first snapshot loads the whole object-ID index if it is not loaded yet;
-    /// each saves after it copies an entity's index table once (copy on write).
+    /// each save after it copies an entity's index table once (copy on write).
+    ///
+    /// - Throws: ``StoreError/closed`` after close; ``StoreError/io(detail:)`` when the snapshot
+    ///   lock (`NAME-shm`) cannot be opened, as for a read-only handle on a store no writer has
+    ///   opened since it was made: without the lock another process could restart the log under
+    ///   the snapshot.
     public func snapshot() throws(StoreError) -> any StoreGenerationView {
         try checkUsable()
         // Pinned before the state is read: a checkpoint that began earlier holds the lock
         // exclusively until its new root is published, and the read below sees that root.
-        pin()
+        try pin()
         do {
             let (index, metadata, generation) = try sharedRead { () throws(StoreError) -> (ObjectIndex, StoreMetadata, String) in
                 (try loadedIndex(), metadataValue, "\(root.generation).\(publishedLogEnd)")
@@ -30,19 +35,38 @@ extension BinaryStore: StoreSnapshotting {
 
     var snapshotLockPath: String { path + "-shm" }
 
-    /// Takes this handle's shared snapshot lock with its first snapshot. A handle that cannot
-    /// (a read-only handle where no writer made `NAME-shm` yet) goes on without it: then no
-    /// writer can have the store open either.
-    func pin() {
-        pinLock.lock()
-        defer { pinLock.unlock() }
-        pinCount += 1
-        guard pinCount == 1, pinFile == nil else { return }
-        guard let file = try? fileSystem.open(snapshotLockPath, create: !options.readOnly, readOnly: options.readOnly) else { return }
-        if (try? file.lock(exclusive: false, wait: true)) == true {
-            pinFile = file
-        } else {
+    /// Whether snapshots coordinate through the lock file: any handle that may share the store.
+    /// A handle with exclusive access is alone, so counting its own snapshots is enough.
+    var snapshotsUseLockFile: Bool { !options.exclusiveAccess }
+
+    /// Counts a snapshot; the first takes this handle's shared snapshot lock (blocking while a
+    /// checkpoint holds it exclusively, outside `pinLock` so releases never wait for that).
+    func pin() throws(StoreError) {
+        pinOpenLock.lock()
+        defer { pinOpenLock.unlock() }
+        if rw.withReadLock({ snapshotsEnded || isClosed }) { throw .closed }
+        let held = pinLock.withLock { () -> Bool in
+            pinCount += 1
+            return pinFile != nil || !snapshotsUseLockFile
+        }
+        if held { return }
+        let file: any StoreFile
+        do {
+            file = try fileSystem.open(snapshotLockPath, create: !options.readOnly, readOnly: options.readOnly)
+        } catch {
+            unpin()
+            throw .io(detail: "cannot take a snapshot of \(path): the snapshot lock \(snapshotLockPath) cannot be opened (\(error)); without it another process could start the log over under the snapshot (wal.md §9)")
+        }
+        do {
+            _ = try file.lock(exclusive: false, wait: true)
+        } catch {
             file.close()
+            unpin()
+            throw Self.ioError(error)
+        }
+        pinLock.withLock {
+            // This snapshot is counted, so the count is not 0: the lock is kept.
+            pinFile = file
         }
     }
 
@@ -76,6 +100,15 @@ extension BinaryStore: StoreSnapshotting {
     /// - Throws: the file layer's error when the lock file cannot be opened or locked: the
     ///   maintenance fails rather than restart a log that a snapshot may still read.
     func snapshotProbe() throws(StoreError) -> SnapshotProbe? {
+        guard snapshotsUseLockFile else {
+            // Alone: no snapshot may start until the maintenance is done.
+            pinOpenLock.lock()
+            guard pinLock.withLock({ pinCount == 0 }) else {
+                pinOpenLock.unlock()
+                return nil
+            }
+            return SnapshotProbe(file: nil, heldLock: pinOpenLock)
+        }
         let file: any StoreFile
         do { file = try fileSystem.open(snapshotLockPath, create: true, readOnly: false) } catch { throw Self.ioError(error) }
         let locked: Bool
@@ -87,22 +120,28 @@ extension BinaryStore: StoreSnapshotting {
             file.close()
             return nil
         }
-        return SnapshotProbe(file: file)
+        return SnapshotProbe(file: file, heldLock: nil)
     }
 
     /// A live row of the snapshot's index, read through the store's files and page cache.
     func snapshotRow(_ id: StoreObjectID, index: ObjectIndex) throws(StoreError) -> StoreRow? {
         try rw.withReadLock { () throws(StoreError) -> StoreRow? in
-            guard !isClosed else { throw .closed }
+            guard !isClosed, !snapshotsEnded else { throw .closed }
             guard let entityID = catalog.entityID(of: id.entityName), let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
-            return try readRow(at: location)
+            let row = try readRow(at: location)
+            // The snapshot lock keeps its locations in place; this check makes any slip an
+            // error, never another object's values.
+            guard row == nil || row?.objectID == id else {
+                throw .corrupt(detail: "\(Self.describe(location)): a snapshot read \(row.map { "\($0.objectID)" } ?? "nothing") where \(id) was")
+            }
+            return row
         }
     }
 
     /// Every live row of `entityNames` in the snapshot's index, in file order per entity.
     func snapshotRows(of entityNames: [String], index: ObjectIndex) throws(StoreError) -> [StoreRow] {
         try rw.withReadLock { () throws(StoreError) -> [StoreRow] in
-            guard !isClosed else { throw .closed }
+            guard !isClosed, !snapshotsEnded else { throw .closed }
             var rows: [StoreRow] = []
             for name in entityNames {
                 guard let entityID = catalog.entityID(of: name), entityID < index.tables.count else { continue }
@@ -119,13 +158,16 @@ extension BinaryStore: StoreSnapshotting {
     }
 }
 
-/// The exclusive snapshot lock a checkpoint or compaction holds.
+/// The exclusive snapshot lock a checkpoint or compaction holds: the lock file, or for a
+/// handle with exclusive access its own pin lock. Released on the thread that took it.
 struct SnapshotProbe {
     let file: (any StoreFile)?
+    let heldLock: NSLock?
 
     func release() {
         file?.unlock()
         file?.close()
+        heldLock?.unlock()
     }
 }
 

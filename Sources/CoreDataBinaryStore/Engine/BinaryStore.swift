@@ -96,6 +96,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     let pinLock = NSLock()
     var pinCount = 0
     var pinFile: (any StoreFile)?
+    /// Serializes taking the snapshot lock (and, with exclusive access, is the lock itself).
+    let pinOpenLock = NSLock()
+    /// Set (under `rw`) when the handle closes: its snapshots read nothing more.
+    var snapshotsEnded = false
     /// The last batch whose changes readers see.
     var publishedBatchID = 0
     /// The end of the published log frames. Log bytes past it may be stale frames of an earlier
@@ -358,7 +362,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     public func close() throws(StoreError) {
         if rw.withReadLock({ isClosed }) { throw .closed }
         stopObservingChanges()
-        // This handle's snapshots end with it: they must not hold back its closing checkpoint.
+        // This handle's snapshots end with it: they must not hold back its closing checkpoint,
+        // nor read while it restarts the log.
+        rw.withWriteLock { snapshotsEnded = true }
         releasePin()
         var failure = poisonedError
         if !options.readOnly, failure == nil {

@@ -10,6 +10,11 @@ public protocol StoreHistoryRecording: PersistentStoreEngine {
     /// queries with no transactions.
     var recordsHistory: Bool { get }
 
+    /// Whether the store holds history that handles with tracking recorded, so that a handle
+    /// without it must not save (the coordinator then opens the store read-only, as Apple does).
+    /// Stores whose history lasts only as long as the handle answer `false`.
+    var hasRecordedHistory: Bool { get }
+
     /// The transactions a query selects, in number order, with the store's history bounds read
     /// in the same snapshot.
     func history(_ query: StoreHistoryQuery) throws(StoreError) -> StoreHistoryPage
@@ -17,6 +22,10 @@ public protocol StoreHistoryRecording: PersistentStoreEngine {
     /// Deletes the oldest transactions up to `cutoff`; returns how many it deleted. Transactions
     /// are always deleted from the oldest on, so the history kept is one unbroken run.
     func deleteHistory(_ cutoff: StoreHistoryCutoff) throws(StoreError) -> Int
+}
+
+extension StoreHistoryRecording {
+    public var hasRecordedHistory: Bool { false }
 }
 
 /// Which transactions a history query returns.

@@ -65,6 +65,48 @@ final class RecordRewriteMigrationTests: XCTestCase {
         for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
     }
 
+    /// Persistent history survives the rewrite: its transactions keep their numbers (so saved
+    /// tokens stay valid), and numbering goes on after them.
+    func testRewriteKeepsPersistentHistory() throws {
+        let package = try MigrationFixtures.package([("Model", v1), ("Model 2", v2)])
+        let url = try MigrationFixtures.folder().appendingPathComponent("History.store")
+        let tracking: [AnyHashable: Any] = [NSPersistentHistoryTrackingKey: true]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try MigrationFixtures.model(v1))
+        let store = try coordinator.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url, options: tracking)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        context.transactionAuthor = "v1"
+        try context.performAndWait {
+            _ = insert("Book", ["title": "Notes"], into: context)
+            try context.save()
+            _ = insert("Author", ["name": "Ada"], into: context)
+            try context.save()
+        }
+        let token = try XCTUnwrap(coordinator.currentPersistentHistoryToken(fromStores: nil))
+        try coordinator.remove(store)
+
+        let container = NSPersistentContainer(name: "Migrated", managedObjectModel: try XCTUnwrap(NSManagedObjectModel(contentsOf: package)))
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = NSBinaryStoreType
+        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+        container.persistentStoreDescriptions = [description]
+        var failure: Error?
+        container.loadPersistentStores { _, error in failure = error }
+        if let failure { throw failure }
+        let view = container.viewContext
+        let all = try XCTUnwrap((try view.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryTransaction])
+        XCTAssertEqual(all.map(\.transactionNumber), [1, 2])
+        XCTAssertEqual(all.map(\.author), ["v1", "v1"])
+        XCTAssertEqual(all.first?.changes?.map { $0.changedObjectID.entity.name }, ["Book"])
+        view.transactionAuthor = "v2"
+        _ = insert("Book", ["title": "After"], into: view)
+        try view.save()
+        let after = try XCTUnwrap((try view.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: token)) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryTransaction])
+        XCTAssertEqual(after.map(\.transactionNumber), [3], "a token from before the migration still works")
+        XCTAssertEqual(after.map(\.author), ["v2"])
+        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+    }
+
     /// The rewrite writes the new file directly: the manager's destination has no log, where the
     /// row path's destination (a store it saved into) would have one.
     func testManagerRewritesRecordsBetweenBinaryStores() throws {

@@ -141,15 +141,7 @@ final class MultiProcessChild: XCTestCase {
     /// notifications on, its own transaction author; it renames the owner, adds items and
     /// deletes the first item the app made, one save each.
     private func appExtension(_ path: String) throws {
-        let container = NSPersistentContainer(name: "Extension", managedObjectModel: BinaryTestModel.model)
-        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
-        description.type = NSBinaryStoreType
-        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
-        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
-        container.persistentStoreDescriptions = [description]
-        var failure: Error?
-        container.loadPersistentStores { _, error in failure = error }
-        if let failure { throw failure }
+        let container = try loadedBinaryContainer("Extension", path: path, enabling: [NSPersistentHistoryTrackingKey, NSPersistentStoreRemoteChangeNotificationPostOptionKey])
         let context = container.newBackgroundContext()
         context.transactionAuthor = "extension"
         let round = environment["COREDATA_CHILD_NAME"] ?? "1"
@@ -191,13 +183,7 @@ final class MultiProcessChild: XCTestCase {
 
     /// Apple's API in a second process: fetches what the parent saved, inserts items of its own.
     private func container(_ path: String) throws {
-        let container = NSPersistentContainer(name: "Child", managedObjectModel: BinaryTestModel.model)
-        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
-        description.type = NSBinaryStoreType
-        container.persistentStoreDescriptions = [description]
-        var failure: Error?
-        container.loadPersistentStores { _, error in failure = error }
-        if let failure { throw failure }
+        let container = try loadedBinaryContainer("Child", path: path)
         let context = container.viewContext
         let owners = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Owner"))
         report("OWNERS \(owners.compactMap { $0.value(forKey: "name") as? String }.sorted().joined(separator: ","))")

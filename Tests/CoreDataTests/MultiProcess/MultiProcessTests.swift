@@ -123,13 +123,7 @@ final class MultiProcessTests: XCTestCase {
     func testContainersInTwoProcessesSeeEachOthersSaves() throws {
         Self.scenarios += 1
         let path = BinaryTestModel.temporaryPath()
-        let container = NSPersistentContainer(name: "Parent", managedObjectModel: BinaryTestModel.model)
-        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
-        description.type = NSBinaryStoreType
-        container.persistentStoreDescriptions = [description]
-        var failure: Error?
-        container.loadPersistentStores { _, error in failure = error }
-        XCTAssertNil(failure)
+        let container = try loadedBinaryContainer("Parent", path: path)
         let context = container.viewContext
         let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: context)
         owner.setValue("Ann", forKey: "name")
@@ -158,15 +152,7 @@ final class MultiProcessTests: XCTestCase {
     func testRemoteChangeNotificationsForEverySaveFromAnyProcess() throws {
         Self.scenarios += 1
         let path = BinaryTestModel.temporaryPath()
-        let url = URL(fileURLWithPath: path)
-        let container = NSPersistentContainer(name: "Observer", managedObjectModel: BinaryTestModel.model)
-        let description = NSPersistentStoreDescription(url: url)
-        description.type = NSBinaryStoreType
-        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
-        container.persistentStoreDescriptions = [description]
-        var failure: Error?
-        container.loadPersistentStores { _, error in failure = error }
-        XCTAssertNil(failure)
+        let container = try loadedBinaryContainer("Observer", path: path, enabling: [NSPersistentStoreRemoteChangeNotificationPostOptionKey])
         let received = NotificationLog()
         let coordinator = container.persistentStoreCoordinator
         let token = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: coordinator, queue: nil) { note in
@@ -200,15 +186,7 @@ extension MultiProcessTests {
     func testAppAndExtensionShareChangesThroughPersistentHistory() throws {
         Self.scenarios += 1
         let path = BinaryTestModel.temporaryPath()
-        let container = NSPersistentContainer(name: "App", managedObjectModel: BinaryTestModel.model)
-        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
-        description.type = NSBinaryStoreType
-        description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
-        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
-        container.persistentStoreDescriptions = [description]
-        var failure: Error?
-        container.loadPersistentStores { _, error in failure = error }
-        XCTAssertNil(failure)
+        let container = try loadedBinaryContainer("App", path: path, enabling: [NSPersistentHistoryTrackingKey, NSPersistentStoreRemoteChangeNotificationPostOptionKey])
         let view = container.viewContext
         view.transactionAuthor = "app"
         let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: view)
@@ -276,13 +254,7 @@ extension MultiProcessTests {
     func testAQueryGenerationHoldsWhileOtherProcessesSaveAndMaintain() throws {
         Self.scenarios += 1
         let path = BinaryTestModel.temporaryPath()
-        let container = NSPersistentContainer(name: "Pinned", managedObjectModel: BinaryTestModel.model)
-        let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: path))
-        description.type = NSBinaryStoreType
-        container.persistentStoreDescriptions = [description]
-        var failure: Error?
-        container.loadPersistentStores { _, error in failure = error }
-        XCTAssertNil(failure)
+        let container = try loadedBinaryContainer("Pinned", path: path)
         let pinned = container.viewContext
         let owner = NSEntityDescription.insertNewObject(forEntityName: "Owner", into: pinned)
         owner.setValue("Ann", forKey: "name")
