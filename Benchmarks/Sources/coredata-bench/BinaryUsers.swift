@@ -12,9 +12,10 @@ final class BinaryUsers: Sendable {
     let layout: UsersLayout
 
     init(path: String, model: NSManagedObjectModel, durability: BinaryStoreOptions.Durability, fileSystem: (any StoreFileSystem)? = nil,
-         backgroundCheckpoints: Bool = true, checkpointThreshold: Int? = nil, metadata: StoreMetadata = StoreMetadata()) throws {
+         backgroundCheckpoints: Bool = true, checkpointThreshold: Int? = nil, metadata: StoreMetadata = StoreMetadata(), recordsHistory: Bool = false) throws {
         var options = BinaryStoreOptions()
         options.durability = durability
+        options.recordsHistory = recordsHistory
         options.backgroundCheckpoints = backgroundCheckpoints
         if let checkpointThreshold { options.checkpointThreshold = checkpointThreshold }
         if let fileSystem { options.fileSystem = fileSystem }
@@ -41,11 +42,14 @@ final class BinaryUsers: Sendable {
         return keys
     }
 
-    /// One save per user.
-    func insertEach(_ users: ArraySlice<User>) throws {
+    /// One save per user; with an author, each names it for persistent history.
+    func insertEach(_ users: ArraySlice<User>, author: String? = nil) throws {
+        let history = author.map { StoreHistoryContext(author: $0, contextName: "writer") }
         for user in users {
             let key = try store.newPrimaryKeys(entityName: "User", count: 1)[0]
-            _ = try store.save(StoreChangeSet(inserted: [row(key, user)]))
+            var changes = StoreChangeSet(inserted: [row(key, user)])
+            changes.history = history
+            _ = try store.save(changes)
         }
     }
 

@@ -15,7 +15,7 @@ final class Runner {
     private let selected: Set<String>?
 
     /// The workloads, in run order; `--only` takes these keys.
-    static let phases = ["main", "index", "single", "concurrent", "processes", "recovery", "managed", "xml", "migration", "frc", "open"]
+    static let phases = ["main", "index", "single", "concurrent", "processes", "history", "recovery", "managed", "xml", "migration", "frc", "open"]
     /// Phases run only when `--only` names them: `open` repeats main's open for a run at 10M
     /// objects without the rest of main.
     static let onRequest: Set<String> = ["open"]
@@ -48,6 +48,7 @@ final class Runner {
                     case "single": try singlePhase(side)
                     case "concurrent": try concurrentPhase(side)
                     case "processes": try processesPhase(side)
+                    case "history": try historyPhase(side)
                     case "recovery": try recoveryPhase(side)
                     case "xml": try xmlPhase(side)
                     case "open": try openPhase(side)
@@ -208,6 +209,37 @@ final class Runner {
                 try record(name, side, operations: count, unit: "saves") { try db.insertEach(users.prefix(count), firstID: 1) }
                 db.close()
             }
+        }
+    }
+
+    /// Persistent history on (issue 16): the single-object durable saves again, each also
+    /// recording its transaction, then reading every transaction back with its changes. SQLite
+    /// writes and reads Apple's history tables (ATRANSACTION, ACHANGE) in the same commits.
+    private func historyPhase(_ side: Side) throws {
+        let count = singleSaves
+        let saves = "\(count) single-object saves with persistent history, durable"
+        let fetch = "fetch \(count) history transactions with their changes"
+        let scratch = Scratch("history")
+        defer { scratch.remove() }
+        switch side {
+        case .ours:
+            let store = try BinaryUsers(path: scratch.file("users.store"), model: model, durability: .full, recordsHistory: true)
+            try record(saves, side, operations: count, unit: "saves") { try store.insertEach(users.prefix(count), author: "bench") }
+            var read = 0
+            try record(fetch, side, operations: count, unit: "transactions") {
+                read = try store.store.history(StoreHistoryQuery()).transactions.reduce(0) { $0 + $1.changes.count }
+            }
+            if read != count { note(fetch, "ours read \(read) changes for \(count) saves") }
+            try store.close()
+        case .sqlite:
+            let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL")
+            try db.createTable(indexOnAge: false)
+            try db.createHistoryTables()
+            try record(saves, side, operations: count, unit: "saves") { try db.insertEachWithHistory(users.prefix(count), firstID: 1, author: "bench") }
+            var read = 0
+            try record(fetch, side, operations: count, unit: "transactions") { read = try db.fetchHistory(after: 0) }
+            if read != count { note(fetch, "SQLite read \(read) changes for \(count) saves") }
+            db.close()
         }
     }
 

@@ -85,6 +85,68 @@ final class SQLiteUsers {
         try exec("COMMIT")
     }
 
+    /// The persistent-history tables as Apple's SQLite store lays them out (ATRANSACTION,
+    /// ACHANGE with an index on the transaction), for the history phase.
+    func createHistoryTables() throws {
+        try exec("CREATE TABLE IF NOT EXISTS ATRANSACTION(Z_PK INTEGER PRIMARY KEY, ZAUTHOR TEXT, ZBUNDLEID TEXT, ZCONTEXTNAME TEXT, ZPROCESSID TEXT, ZTIMESTAMP REAL)")
+        try exec("CREATE TABLE IF NOT EXISTS ACHANGE(Z_PK INTEGER PRIMARY KEY, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB)")
+        try exec("CREATE INDEX IF NOT EXISTS ACHANGE_TRANSACTION ON ACHANGE(ZTRANSACTIONID)")
+    }
+
+    /// One transaction per row, each also writing a history transaction and its insert change,
+    /// as Apple's store does with history tracking on.
+    func insertEachWithHistory(_ users: ArraySlice<User>, firstID: Int64, author: String) throws {
+        let insert = try prepare("INSERT INTO user VALUES(?,?,?,?,?,?)")
+        let transaction = try prepare("INSERT INTO ATRANSACTION VALUES(?,?,?,?,?,?)")
+        let change = try prepare("INSERT INTO ACHANGE VALUES(NULL,0,1,?,?,NULL)")
+        defer {
+            sqlite3_finalize(insert)
+            sqlite3_finalize(transaction)
+            sqlite3_finalize(change)
+        }
+        var id = firstID
+        for user in users {
+            try exec("BEGIN")
+            bind(insert, id: id, user)
+            try step(insert)
+            sqlite3_reset(insert)
+            sqlite3_bind_int64(transaction, 1, id)
+            sqlite3_bind_text(transaction, 2, author, -1, Self.transient)
+            sqlite3_bind_text(transaction, 3, "coredata-bench", -1, Self.transient)
+            sqlite3_bind_text(transaction, 4, "writer", -1, Self.transient)
+            sqlite3_bind_text(transaction, 5, "4242", -1, Self.transient)
+            sqlite3_bind_double(transaction, 6, Date().timeIntervalSinceReferenceDate)
+            try step(transaction)
+            sqlite3_reset(transaction)
+            sqlite3_bind_int64(change, 1, id)
+            sqlite3_bind_int64(change, 2, id)
+            try step(change)
+            sqlite3_reset(change)
+            try exec("COMMIT")
+            id += 1
+        }
+    }
+
+    /// Reads every history transaction after `after` with its changes, building Swift values;
+    /// returns the number of changes read.
+    func fetchHistory(after: Int64) throws -> Int {
+        let query = try prepare("SELECT t.Z_PK, t.ZAUTHOR, t.ZBUNDLEID, t.ZCONTEXTNAME, t.ZPROCESSID, t.ZTIMESTAMP, c.Z_PK, c.ZCHANGETYPE, c.ZENTITY, c.ZENTITYPK FROM ATRANSACTION t JOIN ACHANGE c ON c.ZTRANSACTIONID = t.Z_PK WHERE t.Z_PK > ? ORDER BY t.Z_PK, c.Z_PK")
+        defer { sqlite3_finalize(query) }
+        sqlite3_bind_int64(query, 1, after)
+        var changes = 0
+        var authors = 0
+        while sqlite3_step(query) == SQLITE_ROW {
+            let author = sqlite3_column_text(query, 1).map { String(cString: $0) }
+            let bundle = sqlite3_column_text(query, 2).map { String(cString: $0) }
+            let context = sqlite3_column_text(query, 3).map { String(cString: $0) }
+            let process = sqlite3_column_text(query, 4).map { String(cString: $0) }
+            _ = Date(timeIntervalSinceReferenceDate: sqlite3_column_double(query, 5))
+            if author != nil, bundle != nil, context != nil, process != nil { authors += 1 }
+            changes += Int(sqlite3_column_int64(query, 9) > 0 ? 1 : 0)
+        }
+        return min(changes, authors)
+    }
+
     /// One transaction (one commit) per row.
     func insertEach(_ users: ArraySlice<User>, firstID: Int64) throws {
         let statement = try prepare("INSERT INTO user VALUES(?,?,?,?,?,?)")

@@ -37,26 +37,42 @@ public enum HistoryRecordCodec {
     ///   transactions only).
     /// - Throws: ``BinaryFormatError`` for a row that is not a valid transaction.
     public static func transaction(from row: StoreRow, includesChanges: Bool = true) throws(BinaryFormatError) -> StoreHistoryTransaction {
-        let location = "history transaction \(row.objectID.primaryKey)"
-        guard case .date(let timestamp) = row["timestamp"] else { throw BinaryFormatError(location, "has no timestamp") }
-        func text(_ name: String) throws(BinaryFormatError) -> String? {
-            switch row[name] {
+        try transaction(number: row.objectID.primaryKey, values: layout.names.map { row[$0] }, includesChanges: includesChanges)
+    }
+
+    /// The transaction `number` from its values by slot of ``layout`` (a record decoded with
+    /// `RecordCodec.decodeFields` and ``slots(for:)``, no row built).
+    public static func transaction(number: Int64, values: [StoreValue], includesChanges: Bool) throws(BinaryFormatError) -> StoreHistoryTransaction {
+        let location = "history transaction \(number)"
+        guard values.count == layout.count else { throw BinaryFormatError(location, "has \(values.count) values, not \(layout.count)") }
+        guard case .date(let timestamp) = values[0] else { throw BinaryFormatError(location, "has no timestamp") }
+        func text(_ slot: Int) throws(BinaryFormatError) -> String? {
+            switch values[slot] {
             case .null: return nil
             case .string(let value): return value
-            default: throw BinaryFormatError(location, "\(name) is not a string")
+            default: throw BinaryFormatError(location, "\(layout.names[slot]) is not a string")
             }
         }
-        guard case .integer(let process) = row["processID"], let processID = Int32(exactly: process) else {
+        guard case .integer(let process) = values[3], let processID = Int32(exactly: process) else {
             throw BinaryFormatError(location, "has no process ID in 32 bits")
         }
         var changes: [StoreHistoryChange] = []
         if includesChanges {
-            guard case .data(let bytes) = row["changes"] else { throw BinaryFormatError(location, "has no change list") }
+            guard case .data(let bytes) = values[5] else { throw BinaryFormatError(location, "has no change list") }
             do { changes = try decodeChanges([UInt8](bytes)) } catch { throw error.within(location) }
         }
         return StoreHistoryTransaction(
-            number: row.objectID.primaryKey, timestamp: timestamp, author: try text("author"), contextName: try text("contextName"),
-            processID: processID, bundleID: try text("bundleID") ?? "", changes: changes)
+            number: number, timestamp: timestamp, author: try text(1), contextName: try text(2),
+            processID: processID, bundleID: try text(4) ?? "", changes: changes)
+    }
+
+    /// For each catalog property of the history entity, its slot in ``layout`` (-1 for one the
+    /// layout lacks; `includesChanges: false` skips the change list).
+    public static func slots(for properties: [String], includesChanges: Bool) -> [Int] {
+        properties.map { name in
+            guard let slot = layout.slot(of: name), includesChanges || name != "changes" else { return -1 }
+            return slot
+        }
     }
 
     /// §14.2: a change list: the names it uses once, then each change by name index.

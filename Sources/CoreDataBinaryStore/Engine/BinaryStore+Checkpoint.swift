@@ -15,11 +15,7 @@ extension BinaryStore {
         try checkWritable()
         // A snapshot anywhere reads log frames the restart would let later saves overwrite: the
         // checkpoint waits for a later chance, as SQLite's does for its readers (wal.md §9).
-        // Taken outside `maintaining`: a lock file that cannot be opened fails this checkpoint
-        // without poisoning the handle.
-        guard let probe = try snapshotProbe() else { return }
-        defer { probe.release() }
-        try maintaining { () throws(StoreError) in try checkpointLocked(truncatingLog: truncatingLog, progress: progress) }
+        try maintaining(whenSnapshotted: .skip) { () throws(StoreError) in try checkpointLocked(truncatingLog: truncatingLog, progress: progress) }
     }
 
     /// Caller holds `commitLock` with no save queued, and the snapshot probe (``snapshotProbe()``).

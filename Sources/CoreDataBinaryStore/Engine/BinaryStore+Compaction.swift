@@ -17,13 +17,7 @@ extension BinaryStore {
         try checkWritable()
         // No checkpoint first: records still in the log are copied from it, and the new root's
         // salt retires every old frame (Formats/binary-store.md §10).
-        // Taken before the write lock and outside `maintaining`: a snapshot in the way is no
-        // failure of this handle (it is not poisoned), only a reason to try later.
-        guard let probe = try snapshotProbe() else {
-            throw .io(detail: "cannot compact \(path) now: a query generation (a context's setQueryGenerationFrom) holds a snapshot of it in this or another process; try again once it is let go")
-        }
-        defer { probe.release() }
-        try maintaining { () throws(StoreError) in try compactLocked(progress: progress) }
+        try maintaining(whenSnapshotted: .fail("compact")) { () throws(StoreError) in try compactLocked(progress: progress) }
     }
 
     /// A new, empty data file at `path` (any file there is removed first) for a store written

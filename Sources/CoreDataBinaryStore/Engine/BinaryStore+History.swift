@@ -53,13 +53,14 @@ extension BinaryStore: StoreHistoryRecording {
             let firstLive = table.locations.firstIndex { $0 != 0 }
             let first = firstLive.map { table.keys[$0] } ?? last + 1
             var transactions: [StoreHistoryTransaction] = []
+            var reader = HistoryReader(catalog: catalog, includesChanges: query.includesChanges)
             var position = Self.firstPosition(in: table.keys, after: query.afterNumber)
             while position < table.keys.count {
                 if let limit = query.limit, transactions.count >= limit { break }
                 let location = table.locations[position]
                 position += 1
                 guard location != 0 else { continue }
-                let transaction = try historyTransaction(at: location, includesChanges: query.includesChanges)
+                let transaction = try reader.transaction(at: location, in: self)
                 if let after = query.afterDate, transaction.timestamp <= after { continue }
                 transactions.append(transaction)
             }
@@ -85,6 +86,7 @@ extension BinaryStore: StoreHistoryRecording {
     /// Caller is inside ``sharedRead(_:)``.
     private func historyToDelete(_ cutoff: StoreHistoryCutoff) throws(StoreError) -> [StoreObjectID] {
         guard let table = try historyTable() else { return [] }
+        var reader = HistoryReader(catalog: catalog, includesChanges: false)
         var doomed: [StoreObjectID] = []
         for position in table.keys.indices where table.locations[position] != 0 {
             let key = table.keys[position]
@@ -92,7 +94,7 @@ extension BinaryStore: StoreHistoryRecording {
             case .throughNumber(let last):
                 guard key <= last else { return doomed }
             case .before(let date):
-                guard try historyTransaction(at: table.locations[position], includesChanges: false).timestamp < date else { return doomed }
+                guard try reader.transaction(at: table.locations[position], in: self).timestamp < date else { return doomed }
             }
             doomed.append(StoreObjectID(entityName: HistoryRecordCodec.entityName, primaryKey: key))
         }
@@ -116,16 +118,6 @@ extension BinaryStore: StoreHistoryRecording {
         return max(table?.keys.last ?? 0, checkpointed)
     }
 
-    private func historyTransaction(at location: UInt64, includesChanges: Bool) throws(StoreError) -> StoreHistoryTransaction {
-        guard let row = try readRow(at: location) else {
-            throw .corrupt(detail: "\(Self.describe(location)): the index names a deleted history transaction here")
-        }
-        do {
-            return try HistoryRecordCodec.transaction(from: row, includesChanges: includesChanges)
-        } catch {
-            throw .corrupt(detail: error.within(Self.describe(location)).description)
-        }
-    }
 
     /// The position of the first key above `number` in increasing `keys`.
     private static func firstPosition(in keys: [Int64], after number: Int64) -> Int {
@@ -136,5 +128,36 @@ extension BinaryStore: StoreHistoryRecording {
             if keys[middle] <= number { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+}
+
+/// Reads transaction records in index order: each record's values go by slot straight into the
+/// transaction (no row built, no property name hashed), and records of one page share one read
+/// of it. Caller is inside ``BinaryStore/sharedRead(_:)``.
+struct HistoryReader {
+    private let catalog: Catalog
+    private let includesChanges: Bool
+    private let slots: [Int]
+    private var values = [StoreValue](repeating: .null, count: HistoryRecordCodec.layout.count)
+    private var run = BinaryStore.PageRun()
+
+    init(catalog: Catalog, includesChanges: Bool) {
+        self.catalog = catalog
+        self.includesChanges = includesChanges
+        let properties = catalog.entityID(of: HistoryRecordCodec.entityName).map { catalog.entities[$0].properties } ?? []
+        self.slots = HistoryRecordCodec.slots(for: properties, includesChanges: includesChanges)
+    }
+
+    mutating func transaction(at location: UInt64, in store: BinaryStore) throws(StoreError) -> StoreHistoryTransaction {
+        let (bytes, range) = try store.recordBytes(at: location, run: &run)
+        do throws(BinaryFormatError) {
+            let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
+            guard head.kind == .row, catalog.entities[head.entityID].name == HistoryRecordCodec.entityName else {
+                throw BinaryFormatError("", "the index names a history transaction here, but the record is \(head.kind == .row ? "of \(catalog.entities[head.entityID].name)" : "a tombstone")")
+            }
+            return try HistoryRecordCodec.transaction(number: head.primaryKey, values: values, includesChanges: includesChanges)
+        } catch {
+            throw .corrupt(detail: error.within(BinaryStore.describe(location)).description)
+        }
     }
 }

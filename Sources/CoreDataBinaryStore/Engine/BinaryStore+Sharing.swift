@@ -176,9 +176,7 @@ extension BinaryStore {
     /// be made exclusive), and truncates the log; with others there, checkpoints only a log past
     /// the threshold and leaves the log to them.
     func checkpointOnSharedClose() throws(StoreError) {
-        guard let probe = try snapshotProbe() else { return }
-        defer { probe.release() }
-        try maintaining { () throws(StoreError) in
+        try maintaining(whenSnapshotted: .skip) { () throws(StoreError) in
             let alone = (try? dataFile.lock(exclusive: true, wait: false)) == true
             if alone || logEnd > UInt64(options.checkpointThreshold) {
                 try checkpointLocked(truncatingLog: alone)

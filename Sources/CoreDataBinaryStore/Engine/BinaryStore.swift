@@ -287,15 +287,32 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         }
     }
 
+    /// What a checkpoint or compaction does when a snapshot holds the log in place.
+    enum SnapshotPolicy {
+        /// Do nothing this time (a checkpoint: the log keeps growing until the snapshot goes).
+        case skip
+        /// Fail with an error that names the snapshot (a compaction asked for by the user).
+        case fail(String)
+    }
+
     /// Runs a checkpoint or compaction: every save of this handle finished, the write lock held
-    /// (so other processes' saves wait, and their last ones are read first). A failure of
-    /// `body` poisons the handle; failing to get the lock does not.
-    func maintaining(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+    /// (so other processes' saves wait, and their last ones are read first), then the snapshot
+    /// probe (wal.md §9) held for all of `body`. A failure of `body` poisons the handle; failing
+    /// to get the write lock or the probe does not. Probes are taken only under the write lock,
+    /// so two handles' maintenance never mistake each other's probe for a snapshot.
+    func maintaining(whenSnapshotted policy: SnapshotPolicy, _ body: () throws(StoreError) -> Void) throws(StoreError) {
         commitLock.lock()
         defer { commitLock.unlock() }
         drainGroupCommits()
         try beginWrite()
         defer { releaseWriteLockIfIdle() }
+        guard let probe = try snapshotProbe() else {
+            switch policy {
+            case .skip: return
+            case .fail(let what): throw .io(detail: "cannot \(what) \(path) now: a query generation (a context's setQueryGenerationFrom) holds a snapshot of it in this or another process; try again once it is let go")
+            }
+        }
+        defer { probe.release() }
         do {
             try body()
         } catch {
