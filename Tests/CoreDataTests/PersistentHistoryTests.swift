@@ -285,6 +285,29 @@ final class PersistentHistoryTests: XCTestCase {
         }
     }
 
+    /// A user's store (`NSIncrementalStore`, `NSAtomicStore`) keeps no history and no query
+    /// generations, as on Apple platforms: history requests find nothing, no token is given, and
+    /// a pinned context reads the store's latest state.
+    func testUserStoresKeepNoHistoryAndNoGenerations() throws {
+        for kind in [StoreKind.incremental, .atomic] {
+            let container = try kind.makeContainer(options: [NSPersistentHistoryTrackingKey: true as NSNumber])
+            let context = container.viewContext
+            context.make("Tag", ["label": "one"])
+            try context.save()
+            XCTAssertNil(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil), "[\(kind)]")
+            XCTAssertEqual(try transactions(context, .fetchHistory(after: nil as NSPersistentHistoryToken?)).count, 0, "[\(kind)]")
+
+            try context.setQueryGenerationFrom(.current)
+            XCTAssertEqual(try context.all("Tag").count, 1, "[\(kind)]")
+            let other = container.newBackgroundContext()
+            try other.performAndWait {
+                other.make("Tag", ["label": "two"])
+                try other.save()
+            }
+            XCTAssertEqual(try context.all("Tag").count, 2, "[\(kind)] a user's store is read at its latest state")
+        }
+    }
+
     /// Tokens archive with `NSKeyedArchiver` (secure coding) and with `Codable`, and compare.
     func testTokensArchiveAndCompare() throws {
         let container = try StoreKind.inMemory.makeContainer(options: [NSPersistentHistoryTrackingKey: true as NSNumber])

@@ -62,11 +62,7 @@ open class NSPersistentHistoryChange: NSObject, KeyValueReadable, @unchecked Sen
     open class func entityDescription(with context: NSManagedObjectContext) -> NSEntityDescription? { entityDescription }
 
     /// A fetch request for changes, to filter a history request's changes by a predicate.
-    open class var fetchRequest: NSFetchRequest<NSFetchRequestResult>? {
-        let request = NSFetchRequest<NSFetchRequestResult>(entityName: HistoryEntities.changeName)
-        request.entity = HistoryEntities.change
-        return request
-    }
+    open class var fetchRequest: NSFetchRequest<NSFetchRequestResult>? { HistoryEntities.fetchRequest(for: HistoryEntities.change) }
 
     public func value(forKey key: String) -> Any? {
         switch key {
@@ -101,6 +97,13 @@ enum HistoryEntities {
         ("changeID", .integer64AttributeType), ("changeType", .integer64AttributeType), ("changedEntity", .stringAttributeType),
         ("changedObjectID", .objectIDAttributeType),
     ])
+
+    /// A new fetch request for one of these entities.
+    static func fetchRequest(for entity: NSEntityDescription) -> NSFetchRequest<NSFetchRequestResult> {
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: entity.name ?? "")
+        request.entity = entity
+        return request
+    }
 
     private static func entity(_ name: String, _ attributes: [(String, NSAttributeType)]) -> NSEntityDescription {
         let entity = NSEntityDescription()

@@ -80,11 +80,7 @@ open class NSPersistentHistoryTransaction: NSObject, KeyValueReadable, @unchecke
     open class func entityDescription(with context: NSManagedObjectContext) -> NSEntityDescription? { entityDescription }
 
     /// A fetch request for transactions, to filter a history request by a predicate on the keys above.
-    open class var fetchRequest: NSFetchRequest<NSFetchRequestResult>? {
-        let request = NSFetchRequest<NSFetchRequestResult>(entityName: HistoryEntities.transactionName)
-        request.entity = HistoryEntities.transaction
-        return request
-    }
+    open class var fetchRequest: NSFetchRequest<NSFetchRequestResult>? { HistoryEntities.fetchRequest(for: HistoryEntities.transaction) }
 
     public func value(forKey key: String) -> Any? {
         switch key {

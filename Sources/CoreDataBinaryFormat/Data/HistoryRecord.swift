@@ -43,6 +43,17 @@ public enum HistoryRecordCodec {
     /// The transaction `number` from its values by slot of ``layout`` (a record decoded with
     /// `RecordCodec.decodeFields` and ``slots(for:)``, no row built).
     public static func transaction(number: Int64, values: [StoreValue], includesChanges: Bool) throws(BinaryFormatError) -> StoreHistoryTransaction {
+        var changes: [StoreHistoryChange] = []
+        if includesChanges {
+            guard case .data(let bytes) = values[safe: 5] else { throw BinaryFormatError("history transaction \(number)", "has no change list") }
+            do { changes = try decodeChanges([UInt8](bytes)) } catch { throw error.within("history transaction \(number)") }
+        }
+        return try transaction(number: number, values: values, changes: changes)
+    }
+
+    /// The transaction `number` from its values by slot of ``layout`` (the change list's slot
+    /// not read) and its changes, decoded separately (``changeListRange(in:from:to:column:)``).
+    public static func transaction(number: Int64, values: [StoreValue], changes: [StoreHistoryChange]) throws(BinaryFormatError) -> StoreHistoryTransaction {
         let location = "history transaction \(number)"
         guard values.count == layout.count else { throw BinaryFormatError(location, "has \(values.count) values, not \(layout.count)") }
         guard case .date(let timestamp) = values[0] else { throw BinaryFormatError(location, "has no timestamp") }
@@ -56,14 +67,35 @@ public enum HistoryRecordCodec {
         guard case .integer(let process) = values[3], let processID = Int32(exactly: process) else {
             throw BinaryFormatError(location, "has no process ID in 32 bits")
         }
-        var changes: [StoreHistoryChange] = []
-        if includesChanges {
-            guard case .data(let bytes) = values[5] else { throw BinaryFormatError(location, "has no change list") }
-            do { changes = try decodeChanges([UInt8](bytes)) } catch { throw error.within(location) }
-        }
         return StoreHistoryTransaction(
             number: number, timestamp: timestamp, author: try text(1), contextName: try text(2),
             processID: processID, bundleID: try text(4) ?? "", changes: changes)
+    }
+
+    /// Where the change list's bytes lie in the record at `bytes[start..<end]`, whose catalog
+    /// column `column` holds it; `nil` when the record has no such value. Reads no value.
+    ///
+    /// - Throws: ``BinaryFormatError`` for a damaged record, or a change list that is not
+    ///   binary data.
+    public static func changeListRange(in bytes: [UInt8], from start: Int, to end: Int, column: Int) throws(BinaryFormatError) -> Range<Int>? {
+        var reader = ByteReader(bytes, from: start, to: end)
+        _ = try reader.uint8("record kind")
+        _ = try reader.varint("entity ID")
+        _ = try reader.varint("primary key")
+        _ = try reader.varint("version")
+        let count = try reader.count("value count", atMost: reader.remaining)
+        for _ in 0..<count {
+            let index = try reader.count("property index", atMost: Int(Int32.max))
+            guard index == column else {
+                try RecordCodec.skipValue(&reader)
+                continue
+            }
+            let tag = try reader.uint8("value tag")
+            guard tag == RecordCodec.Tag.data.rawValue else { throw BinaryFormatError("", "the change list is not binary data (tag \(tag))") }
+            let length = try reader.count("change list length", atMost: reader.remaining)
+            return reader.position..<(reader.position + length)
+        }
+        return nil
     }
 
     /// For each catalog property of the history entity, its slot in ``layout`` (-1 for one the
@@ -119,7 +151,13 @@ public enum HistoryRecordCodec {
 
     /// Decodes a change list; every count and index is checked against the bytes left.
     public static func decodeChanges(_ bytes: [UInt8]) throws(BinaryFormatError) -> [StoreHistoryChange] {
-        var reader = ByteReader(bytes)
+        try decodeChanges(bytes, in: 0..<bytes.count)
+    }
+
+    /// The change list held by `bytes[range]`, read in place.
+    public static func decodeChanges(_ bytes: [UInt8], in range: Range<Int>) throws(BinaryFormatError) -> [StoreHistoryChange] {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { throw BinaryFormatError("", "the change list lies outside the record") }
+        var reader = ByteReader(bytes, from: range.lowerBound, to: range.upperBound)
         let format = try reader.varint("change list format")
         guard format == changesFormat else { throw BinaryFormatError("", "unknown change list format \(format)") }
         // Each name takes at least one byte, each change at least three.
@@ -178,4 +216,9 @@ extension StoreValue {
         default: return false
         }
     }
+}
+
+extension Array {
+    /// The element at `index`, `nil` outside the array.
+    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }

@@ -55,6 +55,19 @@ public enum LogEntryCodec {
         return entries
     }
 
+    /// The body of the record entry (put or tombstone) at `start` in `bytes`, checked, when the
+    /// whole entry lies in `bytes` and is well formed; `nil` otherwise (the caller then reads it
+    /// through ``body(ofEntry:at:)``, which words the error). Reads in place: no copy.
+    public static func recordBody(in bytes: [UInt8], entryAt start: Int) -> Range<Int>? {
+        guard start >= 0, start <= bytes.count - LogLayout.entryHeaderSize else { return nil }
+        var reader = ByteReader(bytes, from: start)
+        guard let rawKind = try? reader.uint8(), let kind = LogEntry.Kind(rawValue: rawKind), kind == .put || kind == .tombstone,
+              let length = try? reader.uint32(), let checksum = try? reader.uint32(), Int(length) <= reader.remaining
+        else { return nil }
+        let body = reader.position..<(reader.position + Int(length))
+        return bodyChecksum(bytes[body]) == checksum ? body : nil
+    }
+
     /// Checks one entry read back from the log by its location: `bytes` starts at the entry header.
     public static func body(ofEntry bytes: [UInt8], at offset: UInt64) throws(BinaryFormatError) -> (LogEntry.Kind, Range<Int>) {
         // Built only for an error: every record read from the log passes here.

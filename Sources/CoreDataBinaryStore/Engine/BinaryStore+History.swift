@@ -138,6 +138,8 @@ struct HistoryReader {
     private let catalog: Catalog
     private let includesChanges: Bool
     private let slots: [Int]
+    /// The catalog column of the change list, decoded in place from the record's bytes.
+    private let changesColumn: Int?
     private var values = [StoreValue](repeating: .null, count: HistoryRecordCodec.layout.count)
     private var run = BinaryStore.PageRun()
 
@@ -145,7 +147,9 @@ struct HistoryReader {
         self.catalog = catalog
         self.includesChanges = includesChanges
         let properties = catalog.entityID(of: HistoryRecordCodec.entityName).map { catalog.entities[$0].properties } ?? []
-        self.slots = HistoryRecordCodec.slots(for: properties, includesChanges: includesChanges)
+        // The scalar fields go through the in-place decoder; the change list is read apart.
+        self.slots = HistoryRecordCodec.slots(for: properties, includesChanges: false)
+        self.changesColumn = properties.firstIndex(of: "changes")
     }
 
     mutating func transaction(at location: UInt64, in store: BinaryStore) throws(StoreError) -> StoreHistoryTransaction {
@@ -155,7 +159,14 @@ struct HistoryReader {
             guard head.kind == .row, catalog.entities[head.entityID].name == HistoryRecordCodec.entityName else {
                 throw BinaryFormatError("", "the index names a history transaction here, but the record is \(head.kind == .row ? "of \(catalog.entities[head.entityID].name)" : "a tombstone")")
             }
-            return try HistoryRecordCodec.transaction(number: head.primaryKey, values: values, includesChanges: includesChanges)
+            var changes: [StoreHistoryChange] = []
+            if includesChanges {
+                guard let column = changesColumn,
+                      let list = try HistoryRecordCodec.changeListRange(in: bytes, from: range.lowerBound, to: range.upperBound, column: column)
+                else { throw BinaryFormatError("", "history transaction \(head.primaryKey) has no change list") }
+                changes = try HistoryRecordCodec.decodeChanges(bytes, in: list)
+            }
+            return try HistoryRecordCodec.transaction(number: head.primaryKey, values: values, changes: changes)
         } catch {
             throw .corrupt(detail: error.within(BinaryStore.describe(location)).description)
         }

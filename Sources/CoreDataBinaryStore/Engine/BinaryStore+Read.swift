@@ -97,6 +97,9 @@ extension BinaryStore {
             }
             return (page.payload, range)
         case .log(let offset):
+            // Most records lie inside one cached block: read them there, with no copy.
+            let (block, within) = try logBlock(containing: offset)
+            if let body = LogEntryCodec.recordBody(in: block, entryAt: within) { return (block, body) }
             let head = try logBytes(at: offset, count: LogLayout.entryHeaderSize)
             var reader = ByteReader(head)
             guard let _ = try? reader.uint8(), let length = try? reader.uint32(), Int(length) <= LogLayout.maximumEntrySize else {
@@ -127,34 +130,37 @@ extension BinaryStore {
         }
     }
 
-    /// `count` bytes of the log at `offset`, through 64 KiB cached blocks. A cached block holds
-    /// only published frames: the bytes after them change when the next save is written there.
-    func logBytes(at offset: UInt64, count: Int) throws(StoreError) -> [UInt8] {
+    /// The cached 64 KiB block of the log that holds `offset` (read and cached on a miss), and
+    /// the offset's position in it. A cached block holds only published frames: the bytes after
+    /// them change when the next save is written there.
+    func logBlock(containing offset: UInt64) throws(StoreError) -> ([UInt8], Int) {
         guard let logFile else { throw .corrupt(detail: "log offset \(offset): the store has no log") }
         let blockSize = UInt64(Self.logBlockSize)
         let block = offset / blockSize
         let within = Int(offset % blockSize)
+        let key = block | RecordLocation.logBit
+        if case .logBlock(let bytes)? = cache.get(key), bytes.count > within { return (bytes, within) }
+        do {
+            var bytes = try logFile.read(at: block * blockSize, count: Self.logBlockSize)
+            let published = publishedLogEnd > block * blockSize ? publishedLogEnd - block * blockSize : 0
+            if UInt64(bytes.count) > published { bytes.removeSubrange(Int(published)...) }
+            cache.put(key, .logBlock(bytes))
+            return (bytes, within)
+        } catch {
+            throw Self.ioError(error)
+        }
+    }
+
+    /// `count` bytes of the log at `offset`, through the cached blocks when they lie in one.
+    func logBytes(at offset: UInt64, count: Int) throws(StoreError) -> [UInt8] {
+        guard let logFile else { throw .corrupt(detail: "log offset \(offset): the store has no log") }
+        let within = Int(offset % UInt64(Self.logBlockSize))
         if within + count <= Self.logBlockSize {
-            let key = block | RecordLocation.logBit
-            if case .logBlock(let bytes)? = cache.get(key), bytes.count >= within + count {
-                return Array(bytes[within..<(within + count)])
+            let (bytes, start) = try logBlock(containing: offset)
+            guard bytes.count >= start + count else {
+                throw .corrupt(detail: "log offset \(offset): the log ends before the record")
             }
-            do {
-                var bytes = try logFile.read(at: block * blockSize, count: Self.logBlockSize)
-                let published = publishedLogEnd > block * blockSize ? publishedLogEnd - block * blockSize : 0
-                if UInt64(bytes.count) > published { bytes.removeSubrange(Int(published)...) }
-                cache.put(key, .logBlock(bytes))
-                guard bytes.count >= within + count else {
-                    throw StoreError.corrupt(detail: "log offset \(offset): the log ends before the record")
-                }
-                return Array(bytes[within..<(within + count)])
-            } catch let error as StoreIOError {
-                throw Self.ioError(error)
-            } catch let error as StoreError {
-                throw error
-            } catch {
-                throw .io(detail: "\(error)")
-            }
+            return Array(bytes[start..<(start + count)])
         }
         do {
             let bytes = try logFile.read(at: offset, count: count)
