@@ -67,3 +67,21 @@ public struct RootSlot: Sendable, Equatable {
         }
     }
 }
+
+extension RootSlot {
+    /// The valid root slot with the highest generation (§3) and its slot number, read from
+    /// `bytes`, which hold the file from offset `base` on and must cover both slots; `nil` when
+    /// neither is valid or the bytes fall short.
+    public static func newest(in bytes: [UInt8], base: Int = 0) -> (root: RootSlot, slot: Int)? {
+        var best: (root: RootSlot, slot: Int)?
+        for (slot, offset) in BinaryStoreLayout.rootSlotOffsets.enumerated() {
+            let start = offset - base
+            guard start >= 0, start + BinaryStoreLayout.rootSlotSize <= bytes.count else { return nil }
+            if case .valid(let root) = decode(Array(bytes[start..<(start + BinaryStoreLayout.rootSlotSize)])),
+               root.generation > (best?.root.generation ?? 0) {
+                best = (root, slot)
+            }
+        }
+        return best
+    }
+}

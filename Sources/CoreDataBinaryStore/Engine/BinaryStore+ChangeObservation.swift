@@ -14,6 +14,7 @@ extension BinaryStore: ExternalChangeObserving {
             changeObserver = observer
         }
         let thread = Thread { [weak self] in
+            defer { observer.finished.signal() }
             var last = self?.changeState()
             while !observer.isStopped {
                 guard let self else { return }
@@ -28,14 +29,22 @@ extension BinaryStore: ExternalChangeObserving {
             }
         }
         thread.name = "CoreData remote-change observer"
+        observer.thread = thread
         thread.start()
     }
 
+    /// Stops the observation and waits (up to a second) until its thread has left the store
+    /// alone, so a close that follows never races it; from the observer's own callback it only
+    /// asks the thread to stop.
     public func stopObservingChanges() {
-        observerLock.withLock {
-            changeObserver?.stop()
+        let observer = observerLock.withLock { () -> ChangeObserver? in
+            let current = changeObserver
+            current?.stop()
             changeObserver = nil
+            return current
         }
+        guard let observer, let thread = observer.thread, Thread.current !== thread else { return }
+        _ = observer.finished.wait(timeout: .now() + 1)
     }
 
     /// What tells that the store changed: the shared counters, else the published log end and
@@ -51,6 +60,14 @@ extension BinaryStore: ExternalChangeObserving {
 final class ChangeObserver: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
+    private var observing: Thread?
+    /// The observing thread, set before it starts.
+    var thread: Thread? {
+        get { lock.withLock { observing } }
+        set { lock.withLock { observing = newValue } }
+    }
+    /// Signalled when the thread has left its loop.
+    let finished = DispatchSemaphore(value: 0)
     var isStopped: Bool { lock.withLock { stopped } }
     func stop() { lock.withLock { stopped = true } }
 }

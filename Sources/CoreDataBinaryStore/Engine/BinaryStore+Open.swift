@@ -262,14 +262,7 @@ extension BinaryStore {
         guard head.count == BinaryStoreLayout.firstPageOffset else {
             throw .corrupt(detail: "\(path): the file ends at \(head.count) bytes, inside its header area")
         }
-        var best: (RootSlot, Int)?
-        for (slot, offset) in BinaryStoreLayout.rootSlotOffsets.enumerated() {
-            if case .valid(let root) = RootSlot.decode(Array(head[offset..<(offset + BinaryStoreLayout.rootSlotSize)])),
-               root.generation > (best?.0.generation ?? 0) {
-                best = (root, slot)
-            }
-        }
-        guard let (root, activeSlot) = best else { throw .corrupt(detail: "\(path): both root slots are damaged") }
+        guard let (root, activeSlot) = RootSlot.newest(in: head) else { throw .corrupt(detail: "\(path): both root slots are damaged") }
         let fileSize: UInt64
         do { fileSize = try dataFile.size() } catch { throw ioError(error) }
         guard root.dataEnd <= fileSize else {

@@ -145,9 +145,9 @@ extension BinaryStore {
     private func reserveKeys(entityName: String, count: Int) throws(StoreError) -> (Int64, CommitBatch?) {
         keyLock.lock()
         let first = nextKeys[entityName, default: 1]
-        guard Int64(count) <= BinaryStoreLayout.largestPrimaryKey + 1 - first else {
+        do { try checkKeyRange(entityName, first: first, count: count) } catch {
             keyLock.unlock()
-            throw .io(detail: "\(path): \(entityName) has used every primary key up to 2^62 (binary-store.md §5); compacting does not reuse keys")
+            throw error
         }
         let end = first + Int64(count)
         nextKeys[entityName] = end
@@ -250,15 +250,7 @@ extension BinaryStore {
         let first = BinaryStoreLayout.rootSlotOffsets[0]
         let span = BinaryStoreLayout.rootSlotOffsets[1] + BinaryStoreLayout.rootSlotSize - first
         guard let bytes = try? file.read(at: UInt64(first), count: span), bytes.count == span else { return nil }
-        var best: UInt64?
-        for offset in BinaryStoreLayout.rootSlotOffsets {
-            let start = offset - first
-            if case .valid(let root) = RootSlot.decode(Array(bytes[start..<(start + BinaryStoreLayout.rootSlotSize)])),
-               root.generation > (best ?? 0) {
-                best = root.generation
-            }
-        }
-        return best
+        return RootSlot.newest(in: bytes, base: first)?.root.generation
     }
 
     /// Reads other processes' saves and checkpoints, unless this handle holds the write lock

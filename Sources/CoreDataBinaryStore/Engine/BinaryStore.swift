@@ -358,11 +358,17 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         defer { keyLock.unlock() }
         let first = nextKeys[entityName, default: 1]
         precondition(count >= 0, "newPrimaryKeys(entityName:count:) was asked for \(count) keys")
+        try checkKeyRange(entityName, first: first, count: count)
+        nextKeys[entityName] = first + Int64(count)
+        return (0..<Int64(count)).map { first + $0 }
+    }
+
+    /// Keys `first..<first + count` stay within 1...2^62 (binary-store.md §5), or the entity has
+    /// run out: compaction does not reuse keys.
+    func checkKeyRange(_ entityName: String, first: Int64, count: Int) throws(StoreError) {
         guard Int64(count) <= BinaryStoreLayout.largestPrimaryKey + 1 - first else {
             throw .io(detail: "\(path): \(entityName) has used every primary key up to 2^62 (binary-store.md §5); compacting does not reuse keys")
         }
-        nextKeys[entityName] = first + Int64(count)
-        return (0..<Int64(count)).map { first + $0 }
     }
 
     func checkWritable() throws(StoreError) {
