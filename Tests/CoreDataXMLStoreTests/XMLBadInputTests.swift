@@ -111,6 +111,25 @@ final class XMLBadInputTests: XCTestCase {
     }
 
     /// Chunk boundaries anywhere give the same document as one buffer.
+    /// Found by FuzzXMLStoreReader (Fuzz/Corpus/FuzzXMLStoreReader/regression-metadata-date-year-before-1.xml):
+    /// a metadata date the ISO 8601 parser took but wrote back differently (year -26), so the
+    /// document changed on its way through a save. Dates must be in the written form.
+    func testMetadataDatesMustBeInTheWrittenForm() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/FuzzXMLStoreReader/regression-metadata-date-year-before-1.xml")
+        let found = Array(try Data(contentsOf: corpus))
+        XCTAssertThrowsError(try XMLStoreReader.decode(found)) { error in
+            XCTAssertTrue("\(error)".contains("-026-11-23T12:00:00Z"), "\(error)")
+        }
+        let written = String(decoding: found, as: UTF8.self).replacingOccurrences(of: "-026-11-23T12:00:00Z", with: "2026-11-23T12:00:00Z")
+        let document = try XMLStoreReader.decode(Array(written.utf8))
+        XCTAssertEqual(try XMLStoreReader.decode(XMLStoreWriter.encode(document)), document, "the written form reads back the same")
+        for odd in ["2026-02-30T00:00:00Z", "2026-11-23T12:00:00+01:00", "0000-01-01T00:00:00Z"] {
+            let text = written.replacingOccurrences(of: "2026-11-23T12:00:00Z", with: odd)
+            XCTAssertThrowsError(try XMLStoreReader.decode(Array(text.utf8)), odd)
+        }
+    }
+
     func testChunkedFeedingMatchesOneBuffer() throws {
         let bytes = Array(Self.store("<object type=\"TAG\" id=\"z1\"><attribute name=\"label\" type=\"string\">a &amp; b</attribute></object>").utf8)
         let whole = try XMLStoreReader.decode(bytes)

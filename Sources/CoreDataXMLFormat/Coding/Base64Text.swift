@@ -26,9 +26,13 @@ enum PlistDate {
         return formatter.string(from: date)
     }
 
+    /// The date, or `nil` unless `text` is a date in exactly the form ``format(_:)`` writes: the
+    /// parser also takes forms it writes back differently (a year before 1, a day past the
+    /// month's end), and a store must read back as it was written.
     static func parse(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
+        guard let date = formatter.date(from: text), formatter.string(from: date) == text else { return nil }
+        return date
     }
 }
