@@ -21,9 +21,69 @@ public struct POSIXFileSystem: StoreFileSystem {
         return POSIXFile(fd: fd, path: path)
     }
 
+    public func openOwnFile(_ path: String, creation: StoreFileCreation, readOnly: Bool, permissionsOf reference: String?) throws(StoreIOError) -> any StoreFile {
+        POSIXFile(fd: try Self.openOwnDescriptor(path, creation: creation, readOnly: readOnly, permissionsOf: reference), path: path)
+    }
+
+    /// ``openOwnFile(_:creation:readOnly:permissionsOf:)``'s descriptor.
+    static func openOwnDescriptor(_ path: String, creation: StoreFileCreation, readOnly: Bool, permissionsOf reference: String?) throws(StoreIOError) -> Int32 {
+        let access = (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW
+        var created = false
+        var fd: Int32 = -1
+        if creation != .never {
+            // O_EXCL first, so the call knows whether it made the file (and must set its mode).
+            fd = path.withCString { Glibc.open($0, access | O_CREAT | O_EXCL, 0o644) }
+            created = fd >= 0
+            if fd < 0, errno != EEXIST || creation == .exclusive { throw Self.error(creation == .exclusive ? "create" : "open", path) }
+        }
+        if fd < 0 { fd = path.withCString { Glibc.open($0, access) } }
+        guard fd >= 0 else { throw Self.error("open", path) }
+        if created, let reference {
+            var info = stat()
+            if stat(reference, &info) == 0 {
+                // The reference's mode exactly (fchmod ignores the umask, as SQLite does for its
+                // -wal and -shm); the owner too when the process may (root), else it stays ours.
+                if fchmod(fd, info.st_mode & 0o7777) != 0 {
+                    let failure = Self.error("set the permissions of", path)
+                    _ = Glibc.close(fd)
+                    throw failure
+                }
+                _ = fchown(fd, info.st_uid, info.st_gid)
+            }
+        }
+        return fd
+    }
+
+    public func publish(_ source: String, as destination: String) throws(StoreIOError) {
+        // link(2) fails with EEXIST instead of replacing, which rename(2) cannot.
+        if link(source, destination) != 0 {
+            let code = errno
+            // File systems without hard links: the exists check and rename race, but only
+            // with a creator that ignores the store's lock.
+            guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK else {
+                throw Self.error("publish as \(destination)", source)
+            }
+            guard !fileExists(destination) else {
+                throw StoreIOError(operation: "publish as \(destination)", path: source, code: EEXIST, reason: "the file exists")
+            }
+            try rename(source, to: destination)
+            return
+        }
+        guard unlink(source) == 0 else { throw Self.error("remove", source) }
+    }
+
+    public func paths(startingWith prefix: String) -> [String] {
+        let folder = (prefix as NSString).deletingLastPathComponent
+        let start = (prefix as NSString).lastPathComponent
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return [] }
+        return names.filter { $0.hasPrefix(start) }.map { folder.isEmpty ? $0 : folder + "/" + $0 }
+    }
+
+    /// Whether anything has the name, a symbolic link included (even one that leads nowhere), so
+    /// a leftover link is removed rather than taken for a free name.
     public func fileExists(_ path: String) -> Bool {
         var info = stat()
-        return stat(path, &info) == 0
+        return lstat(path, &info) == 0
     }
 
     public func remove(_ path: String) throws(StoreIOError) {
@@ -49,8 +109,8 @@ public struct POSIXFileSystem: StoreFileSystem {
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
-    public func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)? {
-        try MappedCounters(path: path, writable: writable)
+    public func sharedCounters(at path: String, writable: Bool, permissionsOf reference: String?) throws(StoreIOError) -> (any StoreSharedCounters)? {
+        try MappedCounters(path: path, writable: writable, permissionsOf: reference)
     }
 
     static func error(_ operation: String, _ path: String) -> StoreIOError {
@@ -163,10 +223,8 @@ final class MappedCounters: StoreSharedCounters, @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     private let counters: UnsafeMutablePointer<Atomic<UInt64>>
 
-    init(path: String, writable: Bool) throws(StoreIOError) {
-        let flags = (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW
-        let fd = path.withCString { Glibc.open($0, flags, 0o644) }
-        guard fd >= 0 else { throw POSIXFileSystem.error("open", path) }
+    init(path: String, writable: Bool, permissionsOf reference: String?) throws(StoreIOError) {
+        let fd = try POSIXFileSystem.openOwnDescriptor(path, creation: writable ? .ifMissing : .never, readOnly: !writable, permissionsOf: reference)
         defer { _ = Glibc.close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw POSIXFileSystem.error("stat", path) }

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The file layer under the binary store. The engine does all its I/O through it, so tests can
 /// replace it with one that crashes, tears writes, drops unsynced data or fails with `EIO` and
 /// `ENOSPC` at any chosen operation.
@@ -6,7 +14,23 @@
 public protocol StoreFileSystem: Sendable {
     /// Opens a file; `create` makes it when missing (never truncates an existing one).
     func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile
+    /// Opens one of the store's own files (its log, lock and temporary files, which it creates,
+    /// truncates and renames): never through a symbolic link, and, when this call creates the
+    /// file, with the permissions (and, where the process may, the owner) of `permissionsOf`, so
+    /// a user's `chmod 600` on the store reaches every file made beside it.
+    ///
+    /// - Throws: with code `EEXIST` when `creation` is ``StoreFileCreation/exclusive`` and the
+    ///   path exists; `ELOOP` when the path is a symbolic link.
+    func openOwnFile(_ path: String, creation: StoreFileCreation, readOnly: Bool, permissionsOf reference: String?) throws(StoreIOError) -> any StoreFile
+    /// Gives `source` the name `destination` only if nothing has it (a store being created by two
+    /// processes at once is created once), removing the name `source`.
+    ///
+    /// - Throws: with code `EEXIST` when `destination` exists.
+    func publish(_ source: String, as destination: String) throws(StoreIOError)
     func fileExists(_ path: String) -> Bool
+    /// The files in the folder of `prefix` whose paths start with `prefix` (leftovers a crash
+    /// left beside a store), in no particular order; empty when the folder cannot be read.
+    func paths(startingWith prefix: String) -> [String]
     func remove(_ path: String) throws(StoreIOError)
     /// Replaces `destination` with `source` atomically.
     func rename(_ source: String, to destination: String) throws(StoreIOError)
@@ -18,14 +42,43 @@ public protocol StoreFileSystem: Sendable {
     func identity(of path: String) -> FileIdentity?
     /// Counters in a small file mapped into memory, shared by every process that maps it, or
     /// `nil` when the layer has no shared memory at all (then the store asks the files
-    /// instead). `writable` creates the file when missing. Throws when the layer has shared
-    /// memory but this file cannot be mapped (a symlink, no space, no permission).
-    func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)?
+    /// instead). `writable` creates the file when missing, with the permissions (and owner, where
+    /// the process may) of `reference`. Throws when the layer has shared memory but this file
+    /// cannot be mapped (a symlink, no space, no permission).
+    func sharedCounters(at path: String, writable: Bool, permissionsOf reference: String?) throws(StoreIOError) -> (any StoreSharedCounters)?
+}
+
+/// Whether ``StoreFileSystem/openOwnFile(_:creation:readOnly:permissionsOf:)`` may create the file.
+public enum StoreFileCreation: Sendable {
+    /// The file must exist.
+    case never
+    /// Created when missing; an existing file is opened as it is (never truncated).
+    case ifMissing
+    /// Created, and the call fails when something already has the name (`O_EXCL`).
+    case exclusive
 }
 
 extension StoreFileSystem {
+    /// Layers without links or permissions (test file systems) open the file as ``open(_:create:readOnly:)`` does.
+    public func openOwnFile(_ path: String, creation: StoreFileCreation, readOnly: Bool, permissionsOf reference: String?) throws(StoreIOError) -> any StoreFile {
+        if creation == .exclusive, fileExists(path) {
+            throw StoreIOError(operation: "create", path: path, code: EEXIST, reason: "the file exists")
+        }
+        return try open(path, create: creation != .never, readOnly: readOnly)
+    }
+
+    public func publish(_ source: String, as destination: String) throws(StoreIOError) {
+        if fileExists(destination) {
+            throw StoreIOError(operation: "publish as \(destination)", path: source, code: EEXIST, reason: "the file exists")
+        }
+        try rename(source, to: destination)
+    }
+
+    /// Layers that cannot list a folder find no leftovers.
+    public func paths(startingWith prefix: String) -> [String] { [] }
+
     public func identity(of path: String) -> FileIdentity? { nil }
-    public func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)? { nil }
+    public func sharedCounters(at path: String, writable: Bool, permissionsOf reference: String?) throws(StoreIOError) -> (any StoreSharedCounters)? { nil }
 }
 
 /// 64-bit counters that several processes read and increment atomically, in memory they share.

@@ -7,11 +7,12 @@ import Foundation
 /// The XML store (`NSXMLStoreType`, `Formats/xml-store.md`): Apple's XML layout, read whole when
 /// the store opens and rewritten whole, atomically, by every change.
 ///
-/// The objects live in a ``RowTable`` (the same rules as the in-memory store). A save applies the
-/// change to a copy, writes the copy to `NAME.new`, syncs it, renames it over `NAME` and syncs the
-/// folder (`§11`); only then does the copy become the store's state, so a failed or interrupted
-/// save leaves both the file and the store as they were. Primary keys are numbered store-wide
-/// because they are the file's `id="z…"` numbers (`§5`).
+/// The objects live in a ``RowTable`` (the same rules as the in-memory store). A save locks
+/// `NAME`, checks that no other process saved since this handle read it, applies the change to a
+/// copy, writes the copy to a new file beside `NAME`, syncs it, renames it over `NAME` and syncs
+/// the folder (`§11`); only then does the copy become the store's state, so a failed or
+/// interrupted save leaves both the file and the store as they were. Primary keys are numbered
+/// store-wide because they are the file's `id="z…"` numbers (`§5`).
 ///
 /// Threading: every method is safe from any thread. Writers (saves, metadata, batch changes)
 /// run one at a time; fetches read a snapshot and never wait for a writer's I/O.
@@ -40,6 +41,9 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
     private let lock = NSLock()
     private let writerLock = NSLock()
     private var state: State
+    /// The file this handle read at open or wrote at its last save: a save over any other file
+    /// would replace another process's save (§11). Guarded by `writerLock`.
+    private var fileIdentity: FileIdentity?
 
     /// Opens the store at `path`, or creates it with `metadata` (writing the empty file at once)
     /// when there is none and the store is not read-only.
@@ -58,38 +62,132 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
         recordsHistory = options.recordsHistory
         var table = RowTable(entities: model.entitiesByName, keyScope: .storeWide, recordsHistory: options.recordsHistory)
         let fileSystem = options.fileSystem
-        if fileSystem.fileExists(path) {
-            let (document, loaded) = try Self.load(path: path, fileSystem: fileSystem, schema: schema)
-            do {
-                try table.load(loaded)
-            } catch {
-                throw .corrupt(detail: "\(path): \(error)")
-            }
-            table.advanceKeys(pastOrTo: document.info.nextObjectID)
-            let stored: StoreMetadata
-            do {
-                stored = try schema.metadata(from: document.info)
-            } catch {
-                throw .corrupt(detail: "\(path) \(error)")
-            }
-            state = State(table: table, metadata: stored)
-            // A save that died before its rename left this behind; it was never the store.
-            if !options.readOnly && fileSystem.fileExists(path + XMLStoreLayout.pendingFileSuffix) {
-                do { try fileSystem.remove(path + XMLStoreLayout.pendingFileSuffix) } catch { throw .io(detail: "\(error)") }
-            }
-        } else {
+        if !fileSystem.fileExists(path) {
             guard !options.readOnly else { throw .io(detail: "there is no XML store at \(path) to open read-only") }
             state = State(table: table, metadata: metadata)
-            try write(table, metadata)
+            if try write(table, metadata, creating: true) {
+                // Files of a creation a crash cut short (which held no lock) are left over too.
+                try removeLeftoversIfIdle()
+                return
+            }
+            // Another process created the store first (§11): open the one it made.
+        }
+        let (document, loaded, identity) = try Self.load(path: path, fileSystem: fileSystem, schema: schema)
+        do {
+            try table.load(loaded)
+        } catch {
+            throw .corrupt(detail: "\(path): \(error)")
+        }
+        table.advanceKeys(pastOrTo: document.info.nextObjectID)
+        let stored: StoreMetadata
+        do {
+            stored = try schema.metadata(from: document.info)
+        } catch {
+            throw .corrupt(detail: "\(path) \(error)")
+        }
+        state = State(table: table, metadata: stored)
+        fileIdentity = identity
+        if !options.readOnly { try removeLeftoversIfIdle() }
+    }
+
+    // MARK: Several processes (Formats/xml-store.md §11)
+
+    /// `NAME` opened and locked exclusively, the lock held on the file the name names: a save of
+    /// another process that renamed its file into place meanwhile makes it lock again. Waits up
+    /// to ``XMLStoreOptions/lockTimeout``, or not at all with `waiting` false (then `nil` when
+    /// another process holds it).
+    private func lockedStoreFile(waiting: Bool = true) throws(StoreError) -> (any StoreFile)? {
+        let fileSystem = options.fileSystem
+        for _ in 0..<XMLStoreLayout.lockAttempts {
+            let file: any StoreFile
+            do { file = try fileSystem.open(path, create: false, readOnly: true) } catch { throw .io(detail: "\(error)") }
+            let locked: Bool
+            do { locked = try Self.lock(file, timeout: waiting ? options.lockTimeout : 0) } catch {
+                file.close()
+                throw .io(detail: "\(error)")
+            }
+            guard locked else {
+                file.close()
+                if !waiting { return nil }
+                throw .io(detail: "the XML store at \(path) is locked by another process (a save there held it for more than \(options.lockTimeout) s)")
+            }
+            if let held = file.identity(), let named = fileSystem.identity(of: path), held != named {
+                file.unlock()
+                file.close()
+                continue
+            }
+            return file
+        }
+        throw .io(detail: "the XML store at \(path) was replaced while it was being locked, again and again")
+    }
+
+    /// Non-blocking tries, 1 ms apart growing to 20 ms, until `timeout` seconds have passed.
+    private static func lock(_ file: any StoreFile, timeout: Double) throws(StoreIOError) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        var pause: UInt32 = 1_000
+        while true {
+            if try file.lock(exclusive: true, wait: false) { return true }
+            if Date() >= deadline { return false }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
         }
     }
 
-    /// Reads and decodes the file in chunks of ``XMLStoreLayout/readChunkSize``.
-    private static func load(path: String, fileSystem: any StoreFileSystem, schema: XMLStoreSchema) throws(StoreError) -> (XMLStoreDocument, [StoreRow]) {
+    /// Files beside the store that saves a crash cut short left (§11). Caller holds the lock.
+    private static func removeLeftovers(of path: String, fileSystem: any StoreFileSystem) throws(StoreError) {
+        for leftover in fileSystem.paths(startingWith: path + XMLStoreLayout.pendingFileSuffix)
+        where leftover == path + XMLStoreLayout.pendingFileSuffix || leftover.hasPrefix(path + XMLStoreLayout.pendingFilePrefix) {
+            do { try fileSystem.remove(leftover) } catch { throw .io(detail: "\(error)") }
+        }
+    }
+
+    /// Removes leftovers at open when no other process is saving right now; a save removes them
+    /// anyway, under its lock.
+    private func removeLeftoversIfIdle() throws(StoreError) {
+        guard let file = try lockedStoreFile(waiting: false) else { return }
+        defer {
+            file.unlock()
+            file.close()
+        }
+        try Self.removeLeftovers(of: path, fileSystem: options.fileSystem)
+    }
+
+    /// Deletes the store at `path` under its lock, so no other process's save is cut in half
+    /// (`destroyPersistentStore`). Nothing to do when there is no store.
+    ///
+    /// - Throws: ``StoreError/io(detail:)`` when another process holds the lock past the timeout
+    ///   or a file cannot be removed.
+    public static func destroy(path: String, options: XMLStoreOptions = XMLStoreOptions()) throws(StoreError) {
+        let fileSystem = options.fileSystem
+        guard fileSystem.fileExists(path) else {
+            try removeLeftovers(of: path, fileSystem: fileSystem)
+            return
+        }
+        let file: any StoreFile
+        do { file = try fileSystem.open(path, create: false, readOnly: true) } catch { throw .io(detail: "\(error)") }
+        defer { file.close() }
+        let locked: Bool
+        do { locked = try lock(file, timeout: options.lockTimeout) } catch { throw .io(detail: "\(error)") }
+        guard locked else { throw .io(detail: "the XML store at \(path) is locked by another process (a save there held it for more than \(options.lockTimeout) s)") }
+        defer { file.unlock() }
+        try removeLeftovers(of: path, fileSystem: fileSystem)
+        do {
+            try fileSystem.remove(path)
+            try fileSystem.syncDirectory(containing: path)
+        } catch {
+            throw .io(detail: "\(error)")
+        }
+    }
+
+    /// Reads and decodes the file in chunks of ``XMLStoreLayout/readChunkSize``; returns the
+    /// identity of the file read, too.
+    private static func load(path: String, fileSystem: any StoreFileSystem, schema: XMLStoreSchema) throws(StoreError) -> (XMLStoreDocument, [StoreRow], FileIdentity?) {
         let reader = XMLStoreReader()
+        let identity: FileIdentity?
         do {
             let file = try fileSystem.open(path, create: false, readOnly: true)
             defer { file.close() }
+            identity = file.identity()
             let size = try file.size()
             var offset: UInt64 = 0
             while offset < size {
@@ -105,7 +203,7 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
         }
         do {
             let document = try reader.finish()
-            return (document, try schema.rows(from: document))
+            return (document, try schema.rows(from: document), identity)
         } catch {
             throw .corrupt(detail: "\(path) \(error)")
         }
@@ -125,6 +223,16 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
         guard !options.readOnly else { throw .io(detail: "the XML store at \(path) is read-only") }
         writerLock.lock()
         defer { writerLock.unlock() }
+        _ = try withState { _ in }
+        guard let storeFile = try lockedStoreFile() else { throw .io(detail: "the XML store at \(path) could not be locked") }
+        defer {
+            storeFile.unlock()
+            storeFile.close()
+        }
+        if let known = fileIdentity, let locked = storeFile.identity(), known != locked {
+            throw .io(detail: "the XML store at \(path) was saved by another process after this one read it; nothing was written (reopen the store to see that save)")
+        }
+        try Self.removeLeftovers(of: path, fileSystem: options.fileSystem)
         var (table, metadata) = try withState { ($0.table, $0.metadata) }
         let result = try change(&table, &metadata)
         try write(table, metadata)
@@ -138,9 +246,15 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
     }
 
     /// Writes the whole store beside the file, syncs, renames over and syncs the folder (§11).
-    private func write(_ table: RowTable, _ metadata: StoreMetadata) throws(StoreError) {
+    /// Caller holds the lock, or `creating`: then the file is given the store's name only if
+    /// nothing has it.
+    ///
+    /// - Returns: `false` when `creating` found the store already made by another process.
+    @discardableResult
+    private func write(_ table: RowTable, _ metadata: StoreMetadata, creating: Bool = false) throws(StoreError) -> Bool {
         let fileSystem = options.fileSystem
-        let pending = path + XMLStoreLayout.pendingFileSuffix
+        let digits = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let pending = path + XMLStoreLayout.pendingFilePrefix + String(repeating: "0", count: max(0, XMLStoreLayout.pendingFileRandomDigits - digits.count)) + digits
         let info: XMLStoreInfo
         do {
             info = try schema.info(metadata: metadata, nextObjectID: table.nextKey() - 1)
@@ -149,8 +263,7 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
         }
         let file: any StoreFile
         do {
-            if fileSystem.fileExists(pending) { try fileSystem.remove(pending) }
-            file = try fileSystem.open(pending, create: true, readOnly: false)
+            file = try fileSystem.openOwnFile(pending, creation: .exclusive, readOnly: false, permissionsOf: creating ? nil : path)
         } catch {
             throw .io(detail: "\(error)")
         }
@@ -172,10 +285,20 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
             try? fileSystem.remove(pending)
             throw .io(detail: "writing \(pending): \(error)")
         }
+        let written = file.identity()
         do {
             try file.sync()
             file.close()
-            try fileSystem.rename(pending, to: path)
+            if creating {
+                // Lost to another process's creation: it published first (EEXIST), or it
+                // published and then removed this file as a leftover.
+                do { try fileSystem.publish(pending, as: path) } catch where fileSystem.fileExists(path) {
+                    try? fileSystem.remove(pending)
+                    return false
+                }
+            } else {
+                try fileSystem.rename(pending, to: path)
+            }
             try fileSystem.syncDirectory(containing: path)
         } catch {
             file.close()
@@ -185,6 +308,8 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
             lock.withLock { state.poisoned = failure }
             throw failure
         }
+        fileIdentity = written
+        return true
     }
 
     // MARK: PersistentStoreEngine

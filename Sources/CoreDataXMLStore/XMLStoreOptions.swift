@@ -1,4 +1,5 @@
 import CoreDataFileSystem
+import CoreDataXMLFormat
 
 /// How an ``XMLStore`` opens.
 public struct XMLStoreOptions: Sendable {
@@ -11,6 +12,9 @@ public struct XMLStoreOptions: Sendable {
     /// Record persistent history (`NSPersistentHistoryTrackingKey`), kept in memory while the
     /// store is open: the XML file has no place for it.
     public var recordsHistory = false
+    /// How long a save waits for another process's save to finish before failing with a
+    /// lock-conflict error, in seconds (`NSPersistentStoreTimeoutOption`; `Formats/xml-store.md` §11).
+    public var lockTimeout = XMLStoreLayout.defaultLockTimeout
 
     public init() {}
 }

@@ -19,7 +19,10 @@ struct DumpCommand: ParsableCommand {
             primary-key order. Relationships print as destination IDs (Entity/pN).
 
             dump first checks the whole store as verify does and refuses a damaged one (status \
-            1), so it never prints records decoded from damaged bytes. Opens the store read-only.
+            1), so it never prints records decoded from damaged bytes. Opens the store read-only. \
+            With --salvage, a binary store whose log has a damaged frame is dumped as it was \
+            before that frame (the saves from it on are left out, and stderr names the frame); \
+            damage elsewhere is still refused.
 
             An XML store is read whole with the store's reader and row mapping first. Without \
             --model, entities take the spelling of the metadata's version hashes, properties \
@@ -54,6 +57,9 @@ struct DumpCommand: ParsableCommand {
     @Option(name: .customLong("model-version"), help: "The version of a .xcdatamodeld package to use (default: its current one).")
     var modelVersion: String?
 
+    @Flag(help: "Dump a binary store whose log has a damaged frame as it was before that frame.")
+    var salvage = false
+
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit)") }
         if arguments.json, let format, format != .jsonl { throw ValidationError("--json prints JSON Lines; it cannot be combined with --format \(format.rawValue)") }
@@ -83,9 +89,14 @@ struct DumpCommand: ParsableCommand {
                 try dump(source, model: loadedModel, filter: filter)
                 return
             }
-            let store = try StoreAccess.open(path, command: "dump", model: loadedModel)
+            let store = try StoreAccess.open(path, command: "dump", model: loadedModel, salvaging: salvage)
             // The store's lock is held from here on: no writer changes what verify checked.
-            try StoreAccess.requireIntact(path)
+            if let damage = store.openReport.logDamage {
+                Console.error("warning: \(path): \(damage); dumping the saves before it")
+                try StoreAccess.requireIntact(path, except: damage.location)
+            } else {
+                try StoreAccess.requireIntact(path)
+            }
             do {
                 if let loadedModel, let modelPath = model {
                     try ModelLoading.requireMatch(loadedModel, metadata: try store.metadata().values, modelPath: modelPath, storePath: path)

@@ -1,4 +1,6 @@
 import CoreDataBinaryFormat
+import CoreDataBinaryStore
+import CoreDataStorage
 import Foundation
 import XCTest
 
@@ -94,5 +96,38 @@ final class CLIFlippedByteTests: XCTestCase {
         XCTAssertEqual(dump.stdout, "", "dump printed records of a store flipped at \(place)", file: file, line: line)
         XCTAssertEqual(dump.errorLines.count, 1, dump.stderr, file: file, line: line)
         XCTAssertTrue(dump.stderr.contains("is damaged"), dump.stderr, file: file, line: line)
+    }
+
+    /// `dump --salvage` prints a store whose log has a synced frame damaged in place as it was
+    /// before that frame, and names the frame on stderr; without it, dump refuses the store.
+    func testDumpSalvagesTheSavesBeforeADamagedLogFrame() throws {
+        let path = try CLI.libraryStore(closed: false)
+        var log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + "-wal")))
+        // The first save's frame: every save after it is synced, so this is damage, not a torn tail.
+        log[LogLayout.firstFrameOffset + LogLayout.frameHeaderSize + 5] ^= 0x5A
+        try Data(log).write(to: URL(fileURLWithPath: path + "-wal"))
+        assertFailure(try CLI.run(["dump", path]), status: 1, mentions: "log offset \(LogLayout.firstFrameOffset)")
+        let salvaged = try CLI.run(["dump", path, "--salvage", "--json"])
+        XCTAssertEqual(salvaged.status, 0, salvaged.stderr)
+        XCTAssertTrue(salvaged.stderr.contains("log offset \(LogLayout.firstFrameOffset)"), salvaged.stderr)
+        XCTAssertEqual(salvaged.stdout, "", "the damaged frame held the first save: nothing before it")
+        // Damage in the last save (book 4 deleted): the two saves before it are dumped.
+        let second = try CLI.libraryStore(closed: false)
+        var readOnly = BinaryStoreOptions()
+        readOnly.readOnly = true
+        let reader = try BinaryStore(path: second, model: CLI.model, metadata: StoreMetadata(), options: readOnly)
+        let last = try XCTUnwrap(try reader.logHistory().commits.last?.frames.first { $0.isCommit })
+        try reader.close()
+        var secondLog = [UInt8](try Data(contentsOf: URL(fileURLWithPath: second + "-wal")))
+        secondLog[Int(last.offset) + LogLayout.frameHeaderSize + 3] ^= 0x5A
+        try Data(secondLog).write(to: URL(fileURLWithPath: second + "-wal"))
+        assertFailure(try CLI.run(["dump", second]), status: 1, mentions: "log offset \(last.offset)")
+        let before = try CLI.run(["dump", second, "--salvage", "--entity", "Book", "--json"])
+        XCTAssertEqual(before.status, 0, before.stderr)
+        XCTAssertTrue(before.stderr.contains("log offset \(last.offset)"), before.stderr)
+        let books = before.stdout.split(separator: "\n")
+        XCTAssertEqual(books.count, 4, "book 4's deletion was in the damaged save: \(before.stdout)")
+        XCTAssertTrue(before.stdout.contains("700"), "the second save's update is there")
+        XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: second + "-wal"))), secondLog, "dump --salvage writes nothing")
     }
 }

@@ -91,6 +91,23 @@ final class CoordinatorTests: XCTestCase {
         }
     }
 
+    /// Salvaging a damaged log is for reading only: the option without read-only is refused with
+    /// an error that names both options; with it, an intact store opens as usual.
+    func testSalvageOptionNeedsReadOnly() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("salvage-\(UUID().uuidString).store")
+        let model = twoConfigurationModel(crossLink: false)
+        let writer = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store = try writer.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url)
+        try writer.remove(store)
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        XCTAssertThrowsError(try coordinator.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url, options: [NSBinaryStoreSalvageDamagedLogOption: true])) { error in
+            XCTAssertEqual((error as NSError).code, NSPersistentStoreInvalidTypeError)
+            XCTAssertTrue((error as NSError).localizedDescription.contains(NSReadOnlyPersistentStoreOption), (error as NSError).localizedDescription)
+        }
+        let salvaged = try coordinator.addPersistentStore(ofType: NSBinaryStoreType, configurationName: nil, at: url, options: [NSBinaryStoreSalvageDamagedLogOption: true, NSReadOnlyPersistentStoreOption: true])
+        XCTAssertTrue(salvaged.isReadOnly)
+    }
+
     /// A store saved with one model and opened with another fails with Apple's 134100 and names
     /// the entities that differ.
     func testIncompatibleVersionHashesNameTheEntities() throws {

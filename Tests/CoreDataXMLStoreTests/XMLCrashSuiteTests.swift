@@ -58,7 +58,8 @@ final class XMLCrashSuiteTests: XCTestCase {
                 let closest = acceptable.last ?? 0
                 return "the store holds \(snapshot), not the contents after \(acceptable) changes: \(snapshot.difference(from: workload.snapshots[closest]))"
             }
-            if fileSystem.fileExists(XMLWorkloadRunner.path + XMLStoreLayout.pendingFileSuffix) { return "open left the .new file" }
+            let leftovers = fileSystem.paths(startingWith: XMLWorkloadRunner.path + XMLStoreLayout.pendingFileSuffix)
+            if !leftovers.isEmpty { return "open left a save's file beside the store: \(leftovers)" }
             try store.close()
             let again = try StoreSnapshot.read(try XMLWorkloadRunner.open(fileSystem))
             return again == snapshot ? nil : "after close and reopen: \(again.difference(from: snapshot))"
@@ -86,7 +87,7 @@ final class XMLCrashSuiteTests: XCTestCase {
             } else {
                 XCTAssertEqual(try store.row(for: first.objectID)?["name"], StoreValue.string("Ann"))
                 XCTAssertNil(try store.row(for: CrashTestModel.id("Owner", 2)))
-                XCTAssertFalse(fileSystem.fileExists(XMLWorkloadRunner.path + XMLStoreLayout.pendingFileSuffix))
+                XCTAssertEqual(fileSystem.paths(startingWith: XMLWorkloadRunner.path + XMLStoreLayout.pendingFileSuffix), [], "errno \(code)")
             }
             let reopened = try StoreSnapshot.read(try XMLWorkloadRunner.open(FaultInjectingFileSystem(image: fileSystem.currentImage)))
             XCTAssertEqual(reopened.rows.count, 1, "errno \(code)")

@@ -1,6 +1,8 @@
+import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataStorage
 import CoreDataXMLFormat
+import CoreDataXMLStore
 import Foundation
 
 /// Connects a model to the stores that hold its objects, and routes each entity to its store.
@@ -227,13 +229,32 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Removes the store at `url` from this coordinator if it was added, and deletes its files.
     /// An in-memory store has no files.
+    ///
+    /// A binary or XML store is deleted under its lock, as a save takes it, so another process's
+    /// save is never cut in half; a binary store another process (or coordinator) still has open
+    /// is not deleted: the call fails with a lock-conflict error (`NSPersistentStoreTimeoutOption`
+    /// bounds the wait for a save in progress).
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         if let store = persistentStore(for: url) { try remove(store) }
-        guard storeType != NSInMemoryStoreType else { return }
-        // A binary store is the file and its log; Apple's SQLite store likewise removes -wal/-shm;
-        // an XML store may have a half-written copy beside it (Formats/xml-store.md §11).
-        for path in [url.path, url.path + "-wal", url.path + "-shm", url.path + XMLStoreLayout.pendingFileSuffix] where FileManager.default.fileExists(atPath: path) {
-            try FileManager.default.removeItem(atPath: path)
+        let options = options ?? [:]
+        switch storeType {
+        case NSInMemoryStoreType:
+            return
+        case NSBinaryStoreType, NSSQLiteStoreType:
+            var settings = BinaryStoreOptions()
+            settings.fileSystem = PrivateStoreOption.fileSystem(options)
+            if let timeout = StoreTypeRegistry.lockTimeout(options) { settings.lockTimeout = timeout }
+            try mapStoreError { () throws(StoreError) in try BinaryStore.destroy(path: url.path, options: settings) }
+        case NSXMLStoreType:
+            var settings = XMLStoreOptions()
+            settings.fileSystem = PrivateStoreOption.fileSystem(options)
+            if let timeout = StoreTypeRegistry.lockTimeout(options) { settings.lockTimeout = timeout }
+            try mapStoreError { () throws(StoreError) in try XMLStore.destroy(path: url.path, options: settings) }
+        default:
+            // A user's store type: its file and what SQLite-like stores keep beside it.
+            for path in [url.path, url.path + "-wal", url.path + "-shm"] where FileManager.default.fileExists(atPath: path) {
+                try FileManager.default.removeItem(atPath: path)
+            }
         }
     }
 
@@ -346,7 +367,7 @@ func nsError(from error: StoreError) -> NSError {
     case .optimisticLockingFailure: return coreDataError(NSManagedObjectMergeError, "\(error)")
     case .constraintConflict: return coreDataError(NSManagedObjectConstraintMergeError, "\(error)")
     case .danglingReference: return coreDataError(NSManagedObjectReferentialIntegrityError, "\(error)")
-    case .duplicateObjectID: return coreDataError(NSPersistentStoreSaveError, "\(error)")
+    case .duplicateObjectID, .recordTooLarge: return coreDataError(NSPersistentStoreSaveError, "\(error)")
     case .corrupt: return coreDataError(NSPersistentStoreInvalidFileError, "\(error)")
     case .io: return coreDataError(NSPersistentStoreOpenError, "\(error)")
     case .closed: return coreDataError(NSPersistentStoreOperationError, "\(error)")

@@ -32,6 +32,12 @@ public let NSBinaryStoreExclusiveAccessOption = "NSBinaryStoreExclusiveAccessOpt
 /// Option key for binary stores: checkpoint in the background when the log passes this many
 /// bytes (an `Int`; default 64 MiB).
 public let NSBinaryStoreCheckpointThresholdOption = "NSBinaryStoreCheckpointThresholdOption"
+/// Option key for binary stores, with ``NSReadOnlyPersistentStoreOption``: open a store whose log
+/// has a synced frame damaged in place (which otherwise fails with the frame's offset) holding
+/// the saves before the damage (a `Bool`, default `false`; `Formats/wal.md` §7). For getting data
+/// out of a damaged store: the saves from the damaged frame on are not read, nothing is written,
+/// and the store's open report names the frame.
+public let NSBinaryStoreSalvageDamagedLogOption = "NSBinaryStoreSalvageDamagedLogOption"
 /// Apple's SQLite pragmas option. The binary store honours `["synchronous": "NORMAL"]` (or
 /// `"OFF"`) as ``NSBinaryStoreDurabilityOption`` `"normal"` and ignores other pragmas.
 public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
@@ -100,9 +106,17 @@ enum StoreTypeRegistry {
         settings.fileSystem = PrivateStoreOption.fileSystem(options)
         settings.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         settings.recordsHistory = NSPersistentStoreCoordinator.tracksHistory(options)
+        if let timeout = lockTimeout(options) { settings.lockTimeout = timeout }
         return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
             try XMLStore(path: url.path, model: model, metadata: metadata, options: settings)
         }
+    }
+
+    /// Apple's ``NSPersistentStoreTimeoutOption`` in seconds (a `Double` or an `Int`), if given.
+    static func lockTimeout(_ options: [AnyHashable: Any]) -> Double? {
+        if let timeout = options[NSPersistentStoreTimeoutOption] as? Double { return max(0, timeout) }
+        if let timeout = options[NSPersistentStoreTimeoutOption] as? Int { return Double(max(0, timeout)) }
+        return nil
     }
 
     /// Opens a binary store with the options of `options`.
@@ -124,9 +138,14 @@ enum StoreTypeRegistry {
         }
         if let bytes = options[NSBinaryStorePageCacheSizeOption] as? Int { settings.pageCacheBytes = max(0, bytes) }
         if let wait = options[NSBinaryStoreWaitForLockOption] as? Bool { settings.waitForLock = wait }
+        if (options[NSBinaryStoreSalvageDamagedLogOption] as? Bool) == true {
+            guard settings.readOnly else {
+                throw coreDataError(NSPersistentStoreInvalidTypeError, "\(NSBinaryStoreSalvageDamagedLogOption) needs \(NSReadOnlyPersistentStoreOption): a salvaged store holds only the saves before the damage and must not be written")
+            }
+            settings.salvagesDamagedLog = true
+        }
         if let exclusive = options[NSBinaryStoreExclusiveAccessOption] as? Bool { settings.exclusiveAccess = exclusive }
-        if let timeout = options[NSPersistentStoreTimeoutOption] as? Double { settings.lockTimeout = max(0, timeout) }
-        else if let timeout = options[NSPersistentStoreTimeoutOption] as? Int { settings.lockTimeout = Double(max(0, timeout)) }
+        if let timeout = lockTimeout(options) { settings.lockTimeout = timeout }
         settings.recordsHistory = NSPersistentStoreCoordinator.tracksHistory(options)
         if let threshold = options[NSBinaryStoreCheckpointThresholdOption] as? Int { settings.checkpointThreshold = max(4096, threshold) }
         return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in

@@ -22,6 +22,10 @@ public enum BinaryStoreLayout {
     public static let pageMagic: UInt32 = 0x4750_4443
     /// §4: the largest decoded page accepted.
     public static let maximumDecodedPageSize = 1 << 30
+    /// §5: the largest record (encoded bytes) a save may write or a file may hold: 64 KiB below
+    /// the largest log entry and decoded page, so a record always fits one of each with their
+    /// headers and slot table.
+    public static let maximumRecordSize = (1 << 30) - (1 << 16)
     /// §5: the most records a data page holds (slots are 16 bits).
     public static let maximumRecordsPerPage = 65_535
     /// §7: entries per index page (20 bytes each, under the target page size).

@@ -13,6 +13,9 @@ public struct LogFrameWriter {
     private var frameStart: Int?
     /// Where each frame starts in ``bytes``.
     public private(set) var frameOffsets: [Int] = []
+    /// The first entry whose body passed its limit (``appendEntry(kind:sizeHint:limit:_:)``)
+    /// and its length. The frames are then unusable: the caller throws instead of writing them.
+    public private(set) var oversizedEntry: (offset: Int, length: Int)?
 
     /// - Parameters:
     ///   - sequence: the sequence number of the last frame already in the log.
@@ -30,7 +33,10 @@ public struct LogFrameWriter {
     ///
     /// - Parameter sizeHint: the body's expected size, to close a frame before it overflows.
     @discardableResult
-    public mutating func appendEntry(kind: LogEntry.Kind, sizeHint: Int, _ encode: (inout ByteWriter) -> Void) -> Int {
+    ///
+    /// A body longer than `limit` (at most `LogLayout.maximumEntrySize`) is recorded in
+    /// ``oversizedEntry`` rather than trapping: its size comes from the caller's values.
+    public mutating func appendEntry(kind: LogEntry.Kind, sizeHint: Int, limit: Int = LogLayout.maximumEntrySize, _ encode: (inout ByteWriter) -> Void) -> Int {
         if let start = frameStart, writer.count - start - LogLayout.frameHeaderSize + LogLayout.entryHeaderSize + sizeHint > LogLayout.maximumFramePayload,
            writer.count - start > LogLayout.frameHeaderSize {
             closeFrame(commit: false)
@@ -43,8 +49,8 @@ public struct LogFrameWriter {
         encode(&writer)
         let bodyStart = entry + LogLayout.entryHeaderSize
         let length = writer.count - bodyStart
-        precondition(length <= LogLayout.maximumEntrySize, "a log entry of \(length) bytes exceeds 1 GiB")
-        writer.patchUInt32(UInt32(length), at: entry + 1)
+        if length > min(limit, LogLayout.maximumEntrySize), oversizedEntry == nil { oversizedEntry = (entry, length) }
+        writer.patchUInt32(UInt32(truncatingIfNeeded: length), at: entry + 1)
         writer.patchUInt32(LogEntryCodec.bodyChecksum(writer.bytes[bodyStart..<writer.count]), at: entry + 5)
         return entry
     }
@@ -79,7 +85,8 @@ public struct LogFrameWriter {
     private mutating func closeFrame(commit: Bool) {
         guard let start = frameStart else { return }
         if commit { writer.bytes[start + 4] = LogLayout.commitFlag }
-        writer.patchUInt32(UInt32(writer.count - start - LogLayout.frameHeaderSize), at: start + 8)
+        // Only an oversized entry (``oversizedEntry``) makes a payload pass 4 GiB; such frames are never written.
+        writer.patchUInt32(UInt32(truncatingIfNeeded: writer.count - start - LogLayout.frameHeaderSize), at: start + 8)
         let seed = chain
         let end = writer.count
         chain = writer.bytes.withUnsafeBytes { raw in

@@ -176,8 +176,6 @@ extension BinaryStore {
         }
 
         if changes.checksReferences { try checkReferences(changes, versions: versions) }
-        // Only a save that passed every check changes what the next one validates against.
-        if let next = pendingUnique { unique = next }
 
         // Encode against the current catalog; a save that names something new (rare after the
         // first) registers it and starts over with a catalog entry first.
@@ -204,7 +202,13 @@ extension BinaryStore {
                 for row in rows where complete {
                     let version = updating ? versions[row.objectID] ?? row.version + 1 : 1
                     var fits = true
-                    let entry = frames.appendEntry(kind: .put, sizeHint: 256) { fits = encoder.encode(row, version: version, into: &$0) }
+                    let entry = frames.appendEntry(kind: .put, sizeHint: 256, limit: BinaryStoreLayout.maximumRecordSize) {
+                        fits = encoder.encode(row, version: version, into: &$0)
+                    }
+                    if let oversized = frames.oversizedEntry {
+                        // binary-store.md §5: a record must fit one log entry and one data page.
+                        throw .recordTooLarge(row.objectID, bytes: oversized.length, limit: BinaryStoreLayout.maximumRecordSize)
+                    }
                     guard fits else {
                         complete = false
                         break
@@ -224,6 +228,9 @@ extension BinaryStore {
             break
         }
         frames.finish()
+        // Only a save that passed every check (the record sizes last) changes what the next one
+        // validates against.
+        if let next = pendingUnique { unique = next }
         if catalogChanged {
             // Append-only: readers never see a record that needs the new names before it is published.
             rw.withWriteLock { layouts = newLayouts }
@@ -287,8 +294,9 @@ extension BinaryStore {
     }
 
     /// A frame writer for the next save at the log's end. With full durability it starts with a
-    /// sync marker when every frame before it is synced, so recovery can tell a frame damaged
-    /// after it was synced from a torn write (Formats/wal.md §3, §7). Caller holds `commitLock`.
+    /// sync marker when every frame before it is synced by this handle, so recovery can tell a
+    /// frame damaged after it was synced from a torn write (Formats/wal.md §3, §7): the same
+    /// bytes as the marker ``writeSyncMarker()`` left there. Caller holds `commitLock`.
     func frameWriter(capacity: Int) -> LogFrameWriter {
         var frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: capacity + LogLayout.frameHeaderSize + LogLayout.frameTrailerSize)
         if options.durability == .full, logEnd > UInt64(LogLayout.firstFrameOffset) {
@@ -298,6 +306,37 @@ extension BinaryStore {
             if synced { frames.appendSyncMarker() }
         }
         return frames
+    }
+
+    /// Writes a sync marker right after the frames this handle has just synced, when nothing was
+    /// queued behind them, so the last save before a crash is certified like every other
+    /// (Formats/wal.md §3, §5). One `pwrite` of an empty frame, not synced: the next save's sync
+    /// or the close carries it. The log position does not move past it: the next save, of this
+    /// handle or another process, writes over it (this handle's next save begins with the same
+    /// marker bytes, ``frameWriter(capacity:)``), so no handle's idea of the log's end depends on
+    /// a frame no counter announced. Caller holds `commitLock` (and, when sharing, the write lock).
+    ///
+    /// - Throws: ``StoreError/io(detail:)`` when the marker cannot be written. The save before it
+    ///   is durable, but the handle is poisoned, as after any failed write: the caller learns it
+    ///   at the save that met the failure, not at the next one.
+    func writeSyncMarker() throws(StoreError) {
+        guard options.durability == .full, let logFile, logEnd > UInt64(LogLayout.firstFrameOffset) else { return }
+        group.lock()
+        let synced = syncedLogEnd == logEnd && queue.isEmpty && !leaderActive && poisoned == nil
+        group.unlock()
+        guard synced else { return }
+        var frames = LogFrameWriter(salt: root.logSalt, sequence: logSequence, chain: logChain, capacity: LogLayout.frameHeaderSize + LogLayout.frameTrailerSize)
+        frames.appendSyncMarker()
+        do {
+            try logFile.write(frames.bytes, at: logEnd)
+        } catch {
+            let failure = StoreError.io(detail: "the save was synced, but the log could not be written after it; the store must be reopened: \(error)")
+            group.lock()
+            if poisoned == nil { poisoned = failure }
+            group.unlock()
+            throw failure
+        }
+        logAllocatedEnd = max(logAllocatedEnd, logEnd + UInt64(frames.bytes.count))
     }
 
     /// Queues finished frames at the log's end and advances the writer's log position.
@@ -380,10 +419,16 @@ extension BinaryStore {
     }
 
     /// Waits for `batch`, then lets the write lock of a shared store go if no save needs it.
+    /// After it, a sync marker follows the synced frames when nothing was queued behind them.
     func waitAndEndWrite(_ batch: CommitBatch) throws(StoreError) {
         var failure: StoreError?
         do { try wait(for: batch) } catch { failure = error }
-        endWrite()
+        commitLock.lock()
+        if failure == nil {
+            do { try writeSyncMarker() } catch { failure = error }
+        }
+        releaseWriteLockIfIdle()
+        commitLock.unlock()
         if let failure { throw failure }
     }
 

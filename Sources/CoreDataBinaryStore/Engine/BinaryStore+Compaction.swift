@@ -34,8 +34,10 @@ extension BinaryStore {
         prefix.append(contentsOf: repeatElement(0, count: BinaryStoreLayout.firstPageOffset - prefix.count))
         let file: any StoreFile
         do {
+            // A leftover of a compaction a crash cut short; the new file takes the store's
+            // permissions, since it replaces the store's file.
             if fileSystem.fileExists(path) { try fileSystem.remove(path) }
-            file = try fileSystem.open(path, create: true, readOnly: false)
+            file = try fileSystem.openOwnFile(path, creation: .exclusive, readOnly: false, permissionsOf: self.path)
         } catch {
             throw Self.ioError(error)
         }

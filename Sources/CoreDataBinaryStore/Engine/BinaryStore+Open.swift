@@ -29,7 +29,7 @@ extension BinaryStore {
         // Shared (Formats/wal.md §9): the log's write lock orders this open after every
         // creation, checkpoint and compaction in other processes; it is held only while opening.
         let fs = options.fileSystem
-        let log = try lockedFile(path + "-wal", options: options)
+        let log = try lockedFile(path + "-wal", options: options, permissionsOf: path)
         do throws(StoreError) {
             if !fs.fileExists(path) {
                 try create(path: path, model: model, metadata: metadata, fileSystem: fs, log: log)
@@ -57,16 +57,17 @@ extension BinaryStore {
     /// asked for exclusive access, shared for a reader (which a shared writer's lock admits).
     private static func openAlone(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions) throws(StoreError) -> Opened {
         let fs = options.fileSystem
-        // A writer takes the log's write lock for its open too, so it never removes, cuts or
-        // recovers under a shared handle's checkpoint or compaction (Formats/wal.md §9).
-        let log = options.readOnly || !fs.fileExists(path) ? nil : try lockedFile(path + "-wal", options: options)
+        // A writer takes the log's write lock for its open too, so it never creates, removes,
+        // cuts or recovers under another process's creation, checkpoint or compaction
+        // (Formats/wal.md §9).
+        let log = options.readOnly ? nil : try lockedFile(path + "-wal", options: options, permissionsOf: path)
         defer {
             log?.unlock()
             log?.close()
         }
         if !fs.fileExists(path) {
-            guard !options.readOnly else { throw .io(detail: "there is no store at \(path)") }
-            try create(path: path, model: model, metadata: metadata, fileSystem: fs)
+            guard !options.readOnly, let log else { throw .io(detail: "there is no store at \(path)") }
+            try create(path: path, model: model, metadata: metadata, fileSystem: fs, log: log)
         } else if !options.readOnly, fs.fileExists(path + "-compact") {
             // A compaction that did not reach its rename: the old file is still the store.
             do { try fs.remove(path + "-compact") } catch { throw ioError(error) }
@@ -110,13 +111,14 @@ extension BinaryStore {
         throw .io(detail: "the store at \(path) was replaced while it was being opened, again and again")
     }
 
-    /// `path` opened (created when missing, never truncated) and locked exclusively, waiting up to
-    /// the lock timeout (Formats/wal.md §9: the log is the write lock of a shared store).
-    static func lockedFile(_ path: String, options: BinaryStoreOptions) throws(StoreError) -> any StoreFile {
+    /// `path` opened (created when missing, never truncated, never through a symbolic link, with
+    /// the permissions of `reference` when made here) and locked exclusively, waiting up to the
+    /// lock timeout (Formats/wal.md §9: the log is the write lock of a shared store).
+    static func lockedFile(_ path: String, options: BinaryStoreOptions, permissionsOf reference: String) throws(StoreError) -> any StoreFile {
         let fs = options.fileSystem
         for _ in 0..<8 {
             let file: any StoreFile
-            do { file = try fs.open(path, create: true, readOnly: false) } catch { throw ioError(error) }
+            do { file = try fs.openOwnFile(path, creation: .ifMissing, readOnly: false, permissionsOf: reference) } catch { throw ioError(error) }
             var pending: LockAttempt?
             do {
                 try lockWaiting(file, path: path, timeout: options.lockTimeout, pending: &pending, closingOnTimeout: true)
@@ -188,9 +190,10 @@ extension BinaryStore {
 
     /// Writes a new store beside its final name, syncs it and renames it into place, so a crash
     /// never leaves a half-made store under the store's name.
-    /// A shared open passes the log it holds locked: the log is then made empty here (its
-    /// header is written by the open), never truncated through another handle.
-    static func create(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, fileSystem fs: any StoreFileSystem, log lockedLog: (any StoreFile)? = nil) throws(StoreError) {
+    /// The caller holds the log locked (every writer's open takes it first), so no other
+    /// process creates, opens or saves meanwhile: the log is made empty here, never truncated
+    /// through another handle.
+    static func create(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, fileSystem fs: any StoreFileSystem, log lockedLog: any StoreFile) throws(StoreError) {
         var catalog = Catalog()
         for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
             guard let name = entity.name else { continue }
@@ -214,24 +217,17 @@ extension BinaryStore {
         bytes.replaceSubrange(start..<(start + slot.count), with: slot)
         let temporary = path + "-creating"
         do {
+            // Left by a creation a crash cut short; removing the name never follows a link.
             if fs.fileExists(temporary) { try fs.remove(temporary) }
-            let file = try fs.open(temporary, create: true, readOnly: false)
+            let file = try fs.openOwnFile(temporary, creation: .exclusive, readOnly: false, permissionsOf: nil)
             defer { file.close() }
             try file.write(bytes, at: 0)
             try file.sync()
-            if let lockedLog {
-                // Under the write lock with no data file, no process can have saved into it.
-                try lockedLog.truncate(to: 0)
-                try lockedLog.write(LogHeader(storeUUID: uuid).encoded(), at: 0)
-                try lockedLog.sync()
-            } else {
-                let log = try fs.open(path + "-wal", create: true, readOnly: false)
-                defer { log.close() }
-                try log.truncate(to: 0)
-                try log.write(LogHeader(storeUUID: uuid).encoded(), at: 0)
-                try log.sync()
-            }
-            try fs.rename(temporary, to: path)
+            // Under the write lock with no data file, no process can have saved into it.
+            try lockedLog.truncate(to: 0)
+            try lockedLog.write(LogHeader(storeUUID: uuid).encoded(), at: 0)
+            try lockedLog.sync()
+            try fs.publish(temporary, as: path)
             try fs.syncDirectory(containing: path)
         } catch {
             throw ioError(error)
@@ -330,14 +326,14 @@ extension BinaryStore {
                 }
             } else if !fs.fileExists(logPath) {
                 if !options.readOnly {
-                    let log = try fs.open(logPath, create: true, readOnly: false)
+                    let log = try fs.openOwnFile(logPath, creation: .ifMissing, readOnly: false, permissionsOf: path)
                     try log.write(LogHeader(storeUUID: header.storeUUID).encoded(), at: 0)
                     try log.sync()
                     try fs.syncDirectory(containing: logPath)
                     logFile = log
                 }
             } else {
-                logFile = try fs.open(logPath, create: false, readOnly: options.readOnly)
+                logFile = try fs.openOwnFile(logPath, creation: .never, readOnly: options.readOnly, permissionsOf: nil)
             }
             if let log = logFile {
                 let size = try log.size()
@@ -355,7 +351,8 @@ extension BinaryStore {
                     guard logHeader.storeUUID == header.storeUUID else {
                         throw StoreError.corrupt(detail: "\(logPath) belongs to another store (its store UUID differs)")
                     }
-                    let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog)
+                    let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog, salvaging: options.salvagesDamagedLog)
+                    report.logDamage = replay.damage
                     for transaction in replay.transactions {
                         if let newCatalog = transaction.catalog {
                             catalog = newCatalog

@@ -40,7 +40,7 @@ extension BinaryStore {
             throw error
         }
         if changed {
-            // Frames other handles wrote are not known to be synced: no sync marker after them.
+            // The log's end moved: what this handle synced no longer ends it (no marker until its next sync).
             resetSyncedLogEnd()
         }
         if let counters, !quiet {
@@ -132,12 +132,7 @@ extension BinaryStore {
         }
         if let reservation { enqueue(reservation) }
         commitLock.unlock()
-        var failure: StoreError?
-        if let reservation {
-            do { try wait(for: reservation) } catch { failure = error }
-        }
-        endWrite()
-        if let failure { throw failure }
+        if let reservation { try waitAndEndWrite(reservation) } else { endWrite() }
         return (0..<Int64(count)).map { first + $0 }
     }
 

@@ -52,7 +52,7 @@ extension BinaryStore: StoreSnapshotting {
         if held { return }
         let file: any StoreFile
         do {
-            file = try fileSystem.open(snapshotLockPath, create: !options.readOnly, readOnly: options.readOnly)
+            file = try fileSystem.openOwnFile(snapshotLockPath, creation: options.readOnly ? .never : .ifMissing, readOnly: options.readOnly, permissionsOf: path)
         } catch {
             unpin()
             throw .io(detail: "cannot take a snapshot of \(path): the snapshot lock \(snapshotLockPath) cannot be opened (\(error)); without it another process could start the log over under the snapshot (wal.md §9)")
@@ -110,7 +110,7 @@ extension BinaryStore: StoreSnapshotting {
             return SnapshotProbe(file: nil, heldLock: pinOpenLock)
         }
         let file: any StoreFile
-        do { file = try fileSystem.open(snapshotLockPath, create: true, readOnly: false) } catch { throw Self.ioError(error) }
+        do { file = try fileSystem.openOwnFile(snapshotLockPath, creation: .ifMissing, readOnly: false, permissionsOf: path) } catch { throw Self.ioError(error) }
         let locked: Bool
         do { locked = try file.lock(exclusive: true, wait: false) } catch {
             file.close()

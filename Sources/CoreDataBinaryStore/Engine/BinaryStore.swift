@@ -27,6 +27,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         public var replayedSaves = 0
         /// Log bytes after the last complete save: a torn tail, or frames of an earlier checkpoint.
         public var droppedLogBytes: UInt64 = 0
+        /// With ``BinaryStoreOptions/salvagesDamagedLog``: the damaged log frame open stopped
+        /// before (its offset and what is wrong); the saves from it on are not in this handle.
+        public var logDamage: BinaryFormatError?
 
         public init() {}
     }
@@ -186,6 +189,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// - Throws: ``StoreError/corrupt(detail:)`` naming the damaged location,
     ///   ``StoreError/io(detail:)`` when a file cannot be read, written or locked.
     public init(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions = BinaryStoreOptions()) throws(StoreError) {
+        precondition(options.readOnly || !options.salvagesDamagedLog, "BinaryStoreOptions.salvagesDamagedLog needs readOnly: a salvaged store holds only the saves before the damage and must not be written")
         self.path = path
         self.options = options
         self.fileSystem = options.fileSystem
@@ -199,7 +203,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         self.indexedAttributes = Self.indexedAttributes(of: model)
         let counters: (any StoreSharedCounters)?
         do {
-            counters = options.exclusiveAccess ? nil : try options.fileSystem.sharedCounters(at: path + "-shm", writable: !options.readOnly)
+            counters = options.exclusiveAccess ? nil : try options.fileSystem.sharedCounters(at: path + "-shm", writable: !options.readOnly, permissionsOf: path)
         } catch {
             // A writer the others cannot hear would have its saves overwritten by writers that
             // trust the counters (Formats/wal.md §9); a reader without them asks the files.
@@ -332,6 +336,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     public func setMetadata(_ metadata: StoreMetadata) throws(StoreError) {
         try checkWritable()
         let body = try Self.encodeMetadata(metadata)
+        guard body.count <= LogLayout.maximumEntrySize else {
+            throw .io(detail: "the metadata needs \(body.count) bytes, more than the \(LogLayout.maximumEntrySize) bytes a log entry may hold (Formats/wal.md §4); nothing was written")
+        }
         commitLock.lock()
         do { try beginWrite() } catch {
             commitLock.unlock()

@@ -18,6 +18,11 @@ public struct BinaryStoreOptions: Sendable {
     public var checkpointThreshold = LogLayout.defaultCheckpointThreshold
     /// Open for reading only: never writes, takes a shared lock.
     public var readOnly = false
+    /// With ``readOnly``: open despite a synced log frame damaged in place instead of failing
+    /// (Formats/wal.md §7 step 5). The store holds the saves before the damaged frame only;
+    /// ``BinaryStore/OpenReport/logDamage`` names the frame. For getting data out of a damaged
+    /// store; the saves after the damage stay in the log, untouched, for other tools.
+    public var salvagesDamagedLog = false
     /// Hold the store alone for as long as it is open (one writer, no other process; readers
     /// only while no writer has it), as every binary store did before format sharing
     /// (Formats/wal.md §9). Without it, any number of processes open the store read-write and a

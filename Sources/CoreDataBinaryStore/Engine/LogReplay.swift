@@ -37,6 +37,8 @@ struct LogReplay {
     var chain: UInt64
     /// Bytes after ``end`` (a dropped tail or stale frames).
     var droppedBytes: UInt64 = 0
+    /// When salvaging: the synced frame damaged in place that the replay stopped before.
+    var damage: BinaryFormatError?
 
     /// Replays `log` of `size` bytes whose frames carry `salt`.
     ///
@@ -46,10 +48,11 @@ struct LogReplay {
     /// A handle that shares the store tails the log with it (Formats/wal.md §9): from `start`,
     /// the end of the frames it has read, with the sequence number and checksum chain there, and
     /// without the damage check, since frames after the end may be a save another process is
-    /// writing right now.
+    /// writing right now. `salvaging` stops before damage in place instead of throwing, and
+    /// names it in ``damage``.
     static func run(
         _ log: any StoreFile, from start: UInt64 = UInt64(LogLayout.firstFrameOffset), size: UInt64, salt: UInt64,
-        sequence: UInt64 = 0, chain: UInt64? = nil, catalog initial: Catalog, checkingDamage: Bool = true
+        sequence: UInt64 = 0, chain: UInt64? = nil, catalog initial: Catalog, checkingDamage: Bool = true, salvaging: Bool = false
     ) throws -> LogReplay {
         var replay = LogReplay(chain: chain ?? salt)
         replay.end = start
@@ -64,12 +67,12 @@ struct LogReplay {
             guard let head = LogFrameHeader(decoding: headBytes), head.salt == salt, head.sequence == openSequence + 1,
                   offset + UInt64(head.totalLength) <= size
             else {
-                if checkingDamage { try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain) }
+                if checkingDamage { replay.damage = try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain, salvaging: salvaging) }
                 break
             }
             let frame = try log.read(at: offset, count: head.totalLength)
             guard LogFrameCodec.isValid(frame, seed: openChain) else {
-                if checkingDamage { try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain) }
+                if checkingDamage { replay.damage = try checkNotDamagedInPlace(log, at: offset, size: size, salt: salt, sequence: openSequence + 1, chain: openChain, salvaging: salvaging) }
                 break
             }
             let payload = Array(frame[LogLayout.frameHeaderSize..<(LogLayout.frameHeaderSize + head.payloadLength)])
@@ -112,8 +115,17 @@ struct LogReplay {
             }
         }
         replay.droppedBytes = size > replay.end ? size - replay.end : 0
+        // A sync marker right after the last save certifies it (wal.md §3, §5); the next save
+        // writes over it, so it is neither a save nor a torn tail.
+        let markerEnd = replay.end + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize)
+        if replay.droppedBytes > 0, markerEnd <= size, let marker = try? log.read(at: replay.end, count: Int(markerEnd - replay.end)),
+           let head = LogFrameHeader(decoding: Array(marker.prefix(LogLayout.frameHeaderSize))), head.isSyncMarker,
+           head.salt == salt, head.sequence == replay.sequence + 1, LogFrameCodec.isValid(marker, seed: replay.chain) {
+            replay.droppedBytes = size - markerEnd
+        }
+        let tailStart = size - replay.droppedBytes
         if checkingDamage, replay.droppedBytes > 0, replay.droppedBytes <= UInt64(LogLayout.preallocationStep),
-           let tail = try? log.read(at: replay.end, count: Int(replay.droppedBytes)), tail.allSatisfy({ $0 == 0 }) {
+           let tail = try? log.read(at: tailStart, count: Int(replay.droppedBytes)), tail.allSatisfy({ $0 == 0 }) {
             // Formats/wal.md §5, §7: a zero tail is preallocation, not a torn save.
             replay.droppedBytes = 0
         }
@@ -131,11 +143,13 @@ struct LogReplay {
     /// expected sequence (so it is no stale frame), at the first header with the next sequence
     /// after it; the chain is tried from the stored trailer and from the checksum the damaged
     /// frame's bytes have when chained from `chain`, the checksum of the frame before it.
-    private static func checkNotDamagedInPlace(_ log: any StoreFile, at offset: UInt64, size: UInt64, salt: UInt64, sequence: UInt64, chain: UInt64) throws {
+    ///
+    /// - Returns: when `salvaging`, the damage instead of throwing it; otherwise `nil`.
+    private static func checkNotDamagedInPlace(_ log: any StoreFile, at offset: UInt64, size: UInt64, salt: UInt64, sequence: UInt64, chain: UInt64, salvaging: Bool) throws -> BinaryFormatError? {
         let headerSize = UInt64(LogLayout.frameHeaderSize)
         let trailerSize = UInt64(LogLayout.frameTrailerSize)
         let headBytes = try log.read(at: offset, count: LogLayout.frameHeaderSize)
-        guard headBytes.count == LogLayout.frameHeaderSize else { return }
+        guard headBytes.count == LogLayout.frameHeaderSize else { return nil }
         var starts: [UInt64] = []
         // Read the length leniently: a flipped magic or flag must not hide the damage.
         var reader = ByteReader(headBytes, from: 8)
@@ -157,9 +171,13 @@ struct LogReplay {
             let frame = try log.read(at: offset, count: Int(next - trailerSize - offset))
             seeds.append(PageChecksum.xxh3(frame, seed: chain))
             for seed in Set(seeds) where try chainReachesSyncMarker(log, from: next, size: size, salt: salt, sequence: sequence + 1, seed: seed) {
+                if salvaging {
+                    return BinaryFormatError("log offset \(offset)", "the frame is damaged but it was synced: the saves from it on were not read")
+                }
                 throw BinaryFormatError("log offset \(offset)", "the frame is damaged but it was synced and the frames after it are valid: committed saves would be lost, so the store is not opened")
             }
         }
+        return nil
     }
 
     /// The first offset after `start` where a frame header with `salt` and `sequence` begins,

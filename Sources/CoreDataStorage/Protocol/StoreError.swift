@@ -10,6 +10,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case danglingReference(from: StoreObjectID, property: String, to: StoreObjectID)
     /// An insert reuses an object ID the store already holds.
     case duplicateObjectID(StoreObjectID)
+    /// An object's values need more bytes than one stored record may hold (`limit`, a format
+    /// constant such as the binary store's 1 GiB − 64 KiB): nothing of the save was written.
+    case recordTooLarge(StoreObjectID, bytes: Int, limit: Int)
     /// The store's file is damaged; `detail` says what and where (Apple: 259/134_xxx).
     case corrupt(detail: String)
     /// The store cannot be opened or written (Apple: 134_000–134_080).
@@ -30,6 +33,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(from).\(property) refers to \(to), which is not in the store"
         case .duplicateObjectID(let id):
             return "object ID \(id) is already in the store"
+        case .recordTooLarge(let id, let bytes, let limit):
+            return "\(id) needs \(bytes) bytes, more than the \(limit) bytes one stored object may hold; nothing of the save was written"
         case .corrupt(let detail):
             return "store is corrupt: \(detail)"
         case .io(let detail):

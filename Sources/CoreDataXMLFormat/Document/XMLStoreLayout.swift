@@ -15,8 +15,18 @@ public enum XMLStoreLayout {
     /// reader, the writer and the comparisons recurse once per level, so a hostile file must not
     /// choose the depth.
     public static let maximumMetadataDepth = 64
-    /// The suffix of the file a save writes beside the store before renaming it over (`§1, §11`).
+    /// The suffix of the file a save wrote beside the store before renaming it over, up to
+    /// November 2026 (`§1, §11`); leftovers of it are still removed.
     public static let pendingFileSuffix = ".new"
+    /// What a save's file beside the store is named after: the store's path, this, then
+    /// ``pendingFileRandomDigits`` random hex digits (`§1, §11`).
+    public static let pendingFilePrefix = ".new-"
+    /// How many random hex digits end the name of a save's file beside the store (`§1, §11`).
+    public static let pendingFileRandomDigits = 16
+    /// How long, by default, a save waits for another process's lock, in seconds (`§1, §11`).
+    public static let defaultLockTimeout: Double = 10
+    /// How many times a save locks again when the store's name moved to another file meanwhile (`§11`).
+    public static let lockAttempts = 8
     /// How many bytes the engine hands the decoder at a time (`§1, §12`).
     public static let readChunkSize = 262_144
     /// How many bytes the encoder collects before handing them to the file layer (`§1, §12`).

@@ -12,10 +12,13 @@ enum StoreAccess {
     ///   - model: the model to open it with; without one an empty model does, as the engine
     ///     needs a model only to create a store.
     ///   - writable: take the exclusive lock and allow checkpoints.
-    static func open(_ path: String, command: String, model: NSManagedObjectModel? = nil, writable: Bool = false) throws(CLIError) -> BinaryStore {
+    ///   - salvaging: (read-only) open despite a synced log frame damaged in place, with the
+    ///     saves before it.
+    static func open(_ path: String, command: String, model: NSManagedObjectModel? = nil, writable: Bool = false, salvaging: Bool = false) throws(CLIError) -> BinaryStore {
         try StoreKind.requireBinary(path: path, command: command)
         var options = BinaryStoreOptions()
         options.readOnly = !writable
+        options.salvagesDamagedLog = salvaging && !writable
         options.waitForLock = false
         options.backgroundCheckpoints = false
         do {
@@ -49,8 +52,11 @@ enum StoreAccess {
 
     /// Damage anywhere in the store, as `verify` finds it, as one failure naming the first
     /// damaged location: `dump` runs it first so it never prints records of a damaged store.
-    static func requireIntact(_ path: String) throws(CLIError) {
-        let report = BinaryStore.verify(path: path)
+    ///
+    /// `except` names a location already reported (the log frame a salvaging open stopped at).
+    static func requireIntact(_ path: String, except known: String? = nil) throws(CLIError) {
+        var report = BinaryStore.verify(path: path)
+        report.issues.removeAll { $0.location == known }
         guard let first = report.issues.first else { return }
         let more = report.issues.count > 1 ? " (and \(report.issues.count - 1) more damaged locations; run coredata verify)" : " (run coredata verify)"
         throw CLIError(.damaged, "\(path) is damaged: \(first.location): \(first.problem)\(more)")

@@ -182,6 +182,10 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
         lock.withLock { names[path] != nil }
     }
 
+    package func paths(startingWith prefix: String) -> [String] {
+        lock.withLock { names.keys.filter { $0.hasPrefix(prefix) } }
+    }
+
     package func remove(_ path: String) throws(StoreIOError) {
         lock.lock()
         defer { lock.unlock() }

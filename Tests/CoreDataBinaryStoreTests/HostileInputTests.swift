@@ -1,0 +1,92 @@
+import CoreDataBinaryFormat
+import CoreDataBinaryStore
+import CoreDataStorage
+import CoreDataTestSupport
+import Foundation
+import XCTest
+
+/// Issue 19: a crafted file or an oversized value ends in an error that says what and where,
+/// never in a trap, and loses nothing saved before.
+final class HostileInputTests: XCTestCase {
+    private var options: BinaryStoreOptions {
+        var options = BinaryStoreOptions()
+        options.backgroundCheckpoints = false
+        return options
+    }
+
+    private func open(_ path: String, readOnly: Bool = false) throws -> BinaryStore {
+        var options = self.options
+        options.readOnly = readOnly
+        return try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(), options: options)
+    }
+
+    /// A value that makes its record larger than one log entry or data page may hold failed a
+    /// `precondition` in the frame writer: the app's save crashed. It now fails that save with
+    /// an error naming the object, writes nothing of it, and the store goes on saving.
+    func testARecordLargerThanTheLimitFailsItsSaveAndLosesNothing() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(1, "kept")]))
+        var huge = BinaryTestModel.item(1, owner: nil)
+        huge.values["blob"] = .data(Data(count: BinaryStoreLayout.maximumRecordSize))
+        let tag2 = StoreObjectID(entityName: "Tag", primaryKey: 2)
+        XCTAssertThrowsError(try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(2, "with it"), huge]))) { error in
+            guard case .recordTooLarge(let id, let bytes, let limit)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(id, huge.objectID)
+            XCTAssertGreaterThan(bytes, limit)
+            XCTAssertEqual(limit, BinaryStoreLayout.maximumRecordSize)
+            XCTAssertTrue("\(error)".contains("Item/p1"), "\(error)")
+        }
+        XCTAssertNil(try store.row(for: tag2), "nothing of the failed save")
+        _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(2, "after")]))
+        try store.close()
+        let reopened = try open(path)
+        XCTAssertEqual(try reopened.row(for: StoreObjectID(entityName: "Tag", primaryKey: 1))?.values["label"], .string("kept"))
+        XCTAssertEqual(try reopened.row(for: tag2)?.values["label"], .string("after"))
+        XCTAssertNil(try reopened.row(for: huge.objectID))
+        try reopened.close()
+    }
+
+    /// A log whose checksums are right (anyone can recompute XXH3) but whose save holds a key past
+    /// 2^62: a put or tombstone of `Int64.max`, or a catalog whose next key is `Int64.max`. Open
+    /// used `key + 1` and trapped, killing every process that opened the file, the CLI included.
+    /// Now open and verify report the log offset.
+    func testACraftedLogWithKeysPastTheLimitIsDamageNotATrap() throws {
+        for craft in ["put of Tag/p\(Int64.max)", "tombstone of Tag/p\(Int64.max)", "catalog with next key \(Int64.max)"] {
+            let path = BinaryTestModel.temporaryPath()
+            let store = try open(path)
+            _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(1, "t")]))
+            try store.close()
+            // Closed: the log is its header alone, and the next frame starts at sequence 1.
+            let reader = try open(path, readOnly: true)
+            let salt = try reader.logHistory().salt
+            let catalog = try reader.storedCatalog()
+            try reader.close()
+            var frames = LogFrameWriter(salt: salt, sequence: 0, chain: salt, capacity: 256)
+            let crafted = StoreObjectID(entityName: "Tag", primaryKey: Int64.max)
+            if craft.hasPrefix("put") {
+                let row = StoreRow(objectID: crafted, version: 1, values: ["label": .string("crafted")])
+                frames.appendEntry(kind: .put, sizeHint: 64) { RecordCodec.encode(row, version: 1, catalog: catalog, into: &$0) }
+            } else if craft.hasPrefix("tombstone") {
+                frames.appendEntry(kind: .tombstone, sizeHint: 32) { RecordCodec.encodeTombstone(crafted, version: 1, catalog: catalog, into: &$0) }
+            } else {
+                var next = catalog
+                next.setNextPrimaryKey(Int64.max, of: "Tag")
+                let body = next.encoded()
+                frames.appendEntry(kind: .catalog, sizeHint: body.count) { $0.append(body) }
+            }
+            frames.finish()
+            let log = try FileHandle(forUpdating: URL(fileURLWithPath: path + "-wal"))
+            try log.seek(toOffset: UInt64(LogLayout.firstFrameOffset))
+            try log.write(contentsOf: Data(frames.bytes))
+            try log.close()
+
+            XCTAssertThrowsError(try open(path), craft) { error in
+                XCTAssertTrue("\(error)".contains("log offset"), "\(craft): \(error)")
+            }
+            XCTAssertThrowsError(try open(path, readOnly: true), craft)
+            let report = BinaryStore.verify(path: path)
+            XCTAssertTrue(report.issues.contains { $0.location.hasPrefix("log offset") }, "\(craft): \(report)")
+        }
+    }
+}
