@@ -27,7 +27,9 @@
 // Tests/CoreDataTestSupport is a library target the test targets share: the fault-injecting file
 // system and the crash workload run against both file stores.
 //
-// Fuzz targets live in their own package under Fuzz/ so that sanitizer builds never touch this one.
+// Fuzz targets (Fuzz/README.md): their bodies are the library FuzzTargets (with FuzzBinarySupport),
+// built always so that CoreDataFuzzReplayTests replays every seed corpus through them; the
+// libFuzzer executables around them exist only in fuzz builds (COREDATA_FUZZ=1, at the end).
 import PackageDescription
 
 let package = Package(
@@ -167,38 +169,41 @@ let package = Package(
             name: "AppleStyleClientTests",
             dependencies: ["CoreData"]
         ),
+        // What the fuzz targets share: the golden store's model, an in-memory file system, the
+        // checksum fixer.
+        .target(
+            name: "FuzzBinarySupport",
+            dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"],
+            path: "Fuzz/FuzzBinarySupport"
+        ),
+        // The body of every fuzz target, `<Target>.run(bytes)`, and the binary targets' corpus maker.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "CoreData", "CoreDataModel", "CoreDataPredicate", "CoreDataArchive", "CoreDataStorage", "CoreDataBinaryFormat",
+                "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataXMLFormat", "FuzzBinarySupport",
+            ],
+            path: "Fuzz/FuzzTargets"
+        ),
+        // Replays every file of Fuzz/Corpus/<Target>/ through its target's body.
+        .testTarget(
+            name: "CoreDataFuzzReplayTests",
+            dependencies: ["FuzzTargets"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
 
-// Fuzz targets (Fuzz/README.md) exist only for fuzz builds: they export LLVMFuzzerTestOneInput and
-// have no main, so an ordinary build must not see them.
+// The libFuzzer executables (Fuzz/README.md) exist only for fuzz builds: they export
+// LLVMFuzzerTestOneInput and have no main, so an ordinary build must not see them. Each is a shim
+// around its body in FuzzTargets.
 if Context.environment["COREDATA_FUZZ"] == "1" {
-    for name in ["FuzzModelLoader", "FuzzPredicateParser"] {
-        package.targets.append(.executableTarget(name: name, dependencies: ["CoreData"], path: "Fuzz/\(name)"))
+    let fuzzTargets = [
+        "FuzzModelLoader", "FuzzCurrentVersion", "FuzzPredicateParser", "FuzzBinaryHeader", "FuzzBinaryPage", "FuzzBinaryRecord",
+        "FuzzLogFrame", "FuzzBinaryIndex", "FuzzBinaryStoreOpen", "FuzzBinaryStoreSaves", "FuzzXMLStoreReader", "FuzzKeyedArchive",
+    ]
+    for name in fuzzTargets {
+        package.targets.append(.executableTarget(name: name, dependencies: ["FuzzTargets"], path: "Fuzz/\(name)"))
         package.products.append(.executable(name: name, targets: [name]))
     }
-    // A model package's .xccurrentversion: the model layer only.
-    package.targets.append(.executableTarget(name: "FuzzCurrentVersion", dependencies: ["CoreDataModel"], path: "Fuzz/FuzzCurrentVersion"))
-    package.products.append(.executable(name: "FuzzCurrentVersion", targets: ["FuzzCurrentVersion"]))
-    // The binary store's decoders (issue 9): the format and engine only, plus shared support.
-    package.targets.append(.target(
-        name: "FuzzBinarySupport",
-        dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"],
-        path: "Fuzz/FuzzBinarySupport"))
-    for name in ["FuzzBinaryHeader", "FuzzBinaryPage", "FuzzBinaryRecord", "FuzzLogFrame", "FuzzBinaryIndex", "FuzzBinaryStoreOpen"] {
-        package.targets.append(.executableTarget(
-            name: name,
-            dependencies: ["FuzzBinarySupport", "CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataStorage"],
-            path: "Fuzz/\(name)"))
-        package.products.append(.executable(name: name, targets: [name]))
-    }
-    // The XML store's reader (issue 6): the format target only, no store and no I/O.
-    package.targets.append(.executableTarget(
-        name: "FuzzXMLStoreReader", dependencies: ["CoreDataXMLFormat", "CoreDataStorage", "CoreDataModel"], path: "Fuzz/FuzzXMLStoreReader"))
-    package.products.append(.executable(name: "FuzzXMLStoreReader", targets: ["FuzzXMLStoreReader"]))
-    // Keyed archives (mapping models, compiled models): the archive layer and the predicate tree only.
-    package.targets.append(.executableTarget(
-        name: "FuzzKeyedArchive", dependencies: ["CoreDataArchive", "CoreDataPredicate"], path: "Fuzz/FuzzKeyedArchive"))
-    package.products.append(.executable(name: "FuzzKeyedArchive", targets: ["FuzzKeyedArchive"]))
 }

@@ -6,7 +6,11 @@ cd "$(dirname "$0")/.."
 bash .ci/setup.sh
 bash .ci/client-package-check.sh
 swift build --build-tests
-swift test
+# The output is kept to add up the crash suites' scenario counts (issue 19: at least 10,000 per run).
+test_output="$(mktemp)"
+swift test 2>&1 | tee "$test_output"
+awk '/^crash scenarios: / { total += $NF; suites += 1 } END { printf "crash scenarios: %d in %d suites\n", total, suites }' "$test_output"
+rm -f "$test_output"
 # Every fuzz target builds with libFuzzer and AddressSanitizer and runs for 30 seconds from its seed
 # corpus; a crash, a leak report or a timeout fails the run (Fuzz/README.md).
 bash Fuzz/run.sh 30

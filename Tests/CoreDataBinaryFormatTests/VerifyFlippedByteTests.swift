@@ -53,7 +53,13 @@ final class VerifyFlippedByteTests: XCTestCase {
             bytes[index] ^= 0x5A
             try Data(bytes).write(to: URL(fileURLWithPath: damagedPath + "-wal"))
             let report = BinaryStore.verify(path: damagedPath)
-            XCTAssertTrue(report.issues.contains { $0.location.hasPrefix("log offset") }, "a flip at log offset \(index) went unnoticed: \(report)")
+            if log.count <= LogLayout.headerSize {
+                // A log without frames whose header does not decode is what a power failure
+                // during the log's creation leaves (wal.md §2): it holds nothing, and is noted.
+                XCTAssertTrue(report.issues.contains { $0.location.hasPrefix("log offset") } || report.notes.contains { $0.contains("log's header does not decode") }, "a flip at log offset \(index) went unnoticed: \(report)")
+            } else {
+                XCTAssertTrue(report.issues.contains { $0.location.hasPrefix("log offset") }, "a flip at log offset \(index) went unnoticed: \(report)")
+            }
             checked += 1
         }
         print("verify: \(checked) flipped bytes, each reported with its location")

@@ -33,9 +33,9 @@ final class CrashSuiteTests: XCTestCase {
             }
             let returned = workload.changes(before: failed.step)
             let acceptable = workload.steps[failed.step].changesContents ? [returned, returned + 1] : [returned]
-            let seeds = [UInt64(crash), UInt64(crash) &* 7_919 &+ 1, UInt64(crash) &* 104_729 &+ 2]
+            let seeds = CrashSeeds.seeds(for: crash, count: 10)
             let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions]
-                + seeds.prefix(2).map { .tearLastWrite(seed: $0) } + seeds.map { .randomSubset(seed: $0) }
+                + seeds.prefix(4).map { .tearLastWrite(seed: $0) } + seeds.prefix(6).map { .randomSubset(seed: $0) } + seeds.map { .garbageSectors(seed: $0) }
             policyCount = policies.count
             for policy in policies {
                 scenarios += 1
@@ -43,7 +43,9 @@ final class CrashSuiteTests: XCTestCase {
                 if let failure = result.failure { failures.record("\(context), \(policy): \(failure)") }
             }
         }
-        print("crash suite (full durability): \(scenarios) scenarios (\(stepOf.count) ops × \(policyCount) power-loss policies: process crash, drop unsynced, zero-fill extensions, tear last write × 2 seeds, random subset × 3 seeds)")
+        print("crash suite (full durability): \(scenarios) scenarios (\(stepOf.count) ops × \(policyCount) power-loss policies: process crash, drop unsynced, zero-fill extensions, tear last write × 4 seeds, random subset × 6 seeds, garbage sectors × 10 seeds; seeds from CrashSeeds.seeds(for: op))")
+        ScenarioTally.report("binary crash (full durability)", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 1_610, "the suite shrank")
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
     }
 
@@ -77,7 +79,8 @@ final class CrashSuiteTests: XCTestCase {
                 (.dropUnsynced, Array(durable...upper)),
                 (.tearLastWrite(seed: UInt64(crash)), Array(durable...upper)),
                 (.randomSubset(seed: UInt64(crash)), Array(durable...upper)),
-            ]
+            ] + CrashSeeds.seeds(for: crash, count: 6).map { (.garbageSectors(seed: $0), Array(durable...upper)) }
+                + CrashSeeds.seeds(for: crash, count: 6).dropFirst().map { (.randomSubset(seed: $0), Array(durable...upper)) }
             for (policy, acceptable) in checks {
                 scenarios += 1
                 let result = RecoveryCheck.reopen(fileSystem.powerLoss(policy), workload: workload, acceptable: acceptable.reversed(), durability: .normal, closeAndReopen: false)
@@ -86,6 +89,8 @@ final class CrashSuiteTests: XCTestCase {
             }
         }
         print("crash suite (relaxed durability): \(scenarios) scenarios (\(stepOf.count) ops × \(scenarios / max(1, stepOf.count)) power-loss policies), \(lost) lost returned saves, as relaxed durability allows")
+        ScenarioTally.report("binary crash (relaxed durability)", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 630, "the suite shrank")
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
     }
 }

@@ -67,14 +67,19 @@ final class FaultSuiteTests: XCTestCase {
                 let returned = workload.changes(before: failed.step)
                     + outcome.laterSteps.filter { $0.error == nil && workload.steps[$0.step].changesContents }.count
                 let acceptable = workload.steps[failed.step].changesContents ? [returned, returned + 1] : [returned]
-                for (name, image) in [("the disk as it is", fileSystem.currentImage), ("after power loss", fileSystem.powerLoss(.dropUnsynced))] {
+                let garbage = CrashSeeds.seeds(for: operation, count: 3).map { seed in
+                    ("after power loss, garbage sectors (seed \(seed))", fileSystem.powerLoss(.garbageSectors(seed: seed)))
+                }
+                for (name, image) in [("the disk as it is", fileSystem.currentImage), ("after power loss", fileSystem.powerLoss(.dropUnsynced))] + garbage {
                     scenarios += 1
                     let result = RecoveryCheck.reopen(image, workload: workload, acceptable: acceptable, closeAndReopen: false)
                     if let failure = result.failure { failures.record("\(context), \(name): \(failure)") }
                 }
             }
         }
-        print("fault suite: \(scenarios) scenarios (\(stepOf.count) ops × \(Self.faults.count) faults (EIO, ENOSPC; once, persistent) × 2 disk images), \(probes) calls on poisoned handles")
+        ScenarioTally.report("binary fault", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 1_400, "the suite shrank")
+        print("fault suite: \(scenarios) scenarios (\(stepOf.count) ops × \(Self.faults.count) faults (EIO, ENOSPC; once, persistent) × 5 disk images: as it is, unsynced dropped, garbage sectors × 3 seeds), \(probes) calls on poisoned handles")
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
     }
 
@@ -127,6 +132,8 @@ final class FaultSuiteTests: XCTestCase {
         }
         XCTAssertGreaterThan(candidates.count, 0)
         let kinds = Set(candidates.flatMap { $0.trace.map { $0.split(separator: " ").dropFirst().prefix(2).joined(separator: " ") } }).sorted()
+        ScenarioTally.report("binary fault during recovery", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 1_170, "the suite shrank")
         print("fault suite (recovery): \(scenarios) scenarios (\(candidates.count) crash images whose open writes, \(operationsTried) open operations × \(Self.faults.count + 1) faults (EIO, ENOSPC once and persistent; crash) × 2–3 disk images); recovery's operations: \(kinds.joined(separator: ", "))")
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
     }

@@ -136,6 +136,7 @@ final class ProcessKillTests: XCTestCase {
         XCTAssertTrue(try store.verify().isIntact)
         try store.close()
         let landed = phases.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }.joined(separator: ", ")
+        ScenarioTally.report("process kills", Self.kills)
         print("process kill suite: \(Self.kills) SIGKILLs of a child saving to a real store (\(landed)), \(saves) saves; \(keptInFlight) kills kept the save in flight (its frames had reached the kernel); \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
 

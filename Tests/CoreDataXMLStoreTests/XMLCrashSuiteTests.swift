@@ -33,9 +33,9 @@ final class XMLCrashSuiteTests: XCTestCase {
             }
             let returned = workload.changes(before: failed.step)
             let acceptable = workload.steps[failed.step].changesContents ? [returned, returned + 1] : [returned]
-            let seeds = [UInt64(crash), UInt64(crash) &* 7_919 &+ 1, UInt64(crash) &* 104_729 &+ 2]
+            let seeds = CrashSeeds.seeds(for: crash, count: 10)
             let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions]
-                + seeds.prefix(2).map { .tearLastWrite(seed: $0) } + seeds.map { .randomSubset(seed: $0) }
+                + seeds.prefix(4).map { .tearLastWrite(seed: $0) } + seeds.prefix(6).map { .randomSubset(seed: $0) } + seeds.map { .garbageSectors(seed: $0) }
             for policy in policies {
                 scenarios += 1
                 if let failure = reopen(fileSystem.powerLoss(policy), workload: workload, acceptable: acceptable) {
@@ -43,7 +43,9 @@ final class XMLCrashSuiteTests: XCTestCase {
                 }
             }
         }
-        print("XML crash suite: \(scenarios) scenarios (\(stepOf.count) ops × 8 power-loss policies)")
+        print("XML crash suite: \(scenarios) scenarios (\(stepOf.count) ops × 23 power-loss policies: process crash, drop unsynced, zero-fill extensions, tear last write × 4 seeds, random subset × 6 seeds, garbage sectors × 10 seeds)")
+        ScenarioTally.report("XML crash", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 1_880, "the suite shrank")
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
     }
 

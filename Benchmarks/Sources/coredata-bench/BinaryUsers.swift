@@ -143,9 +143,14 @@ final class SyncCounter: StoreFileSystem, @unchecked Sendable {
     func rename(_ source: String, to destination: String) throws(StoreIOError) { try base.rename(source, to: destination) }
     func syncDirectory(containing path: String) throws(StoreIOError) { try base.syncDirectory(containing: path) }
     func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
-    func sharedCounters(at path: String, writable: Bool) throws(StoreIOError) -> (any StoreSharedCounters)? {
-        try base.sharedCounters(at: path, writable: writable)
+    func sharedCounters(at path: String, writable: Bool, permissionsOf reference: String?) throws(StoreIOError) -> (any StoreSharedCounters)? {
+        try base.sharedCounters(at: path, writable: writable, permissionsOf: reference)
     }
+    func openOwnFile(_ path: String, creation: StoreFileCreation, readOnly: Bool, permissionsOf reference: String?) throws(StoreIOError) -> any StoreFile {
+        CountedFile(try base.openOwnFile(path, creation: creation, readOnly: readOnly, permissionsOf: reference), counter: self)
+    }
+    func publish(_ source: String, as destination: String) throws(StoreIOError) { try base.publish(source, as: destination) }
+    func paths(startingWith prefix: String) -> [String] { base.paths(startingWith: prefix) }
 
     fileprivate func counted() { lock.withLock { syncs += 1 } }
 

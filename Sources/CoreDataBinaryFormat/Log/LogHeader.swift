@@ -33,4 +33,15 @@ public struct LogHeader: Sendable, Equatable {
         _ = try reader.uint32()
         storeUUID = uuid(from: try reader.bytes(16))
     }
+
+    /// Whether the bytes at the start of a log (its header and the first frame header after
+    /// it, or fewer) are a log whose creation a crash cut short (wal.md §2, §7): no frame after
+    /// the header, and a header that is zero, cut, or unreadable, since the sector being written
+    /// when the power failed may hold anything. Such a log holds nothing; a writer writes its
+    /// header again. A header that does not decode in front of a frame is damage.
+    public static func isUnfinishedCreation(_ start: [UInt8]) -> Bool {
+        if start.count > LogLayout.headerSize, !start[LogLayout.headerSize...].allSatisfy({ $0 == 0 }) { return false }
+        guard start.count >= LogLayout.headerSize else { return true }
+        return (try? LogHeader(decoding: Array(start[..<LogLayout.headerSize]))) == nil
+    }
 }

@@ -7,6 +7,9 @@ struct BinaryStoreVerifier {
     let path: String
     let fileSystem: any StoreFileSystem
     var result = BinaryStoreVerification()
+    /// Root slots that do not decode while the other does; judged once the log is read.
+    private var damagedRootSlots: [(location: String, why: String)] = []
+    private var pagesPastDataEnd = false
 
     init(path: String, fileSystem: any StoreFileSystem) {
         self.path = path
@@ -53,17 +56,21 @@ struct BinaryStoreVerifier {
             }
         }
         var best: RootSlot?
+        var damaged: [(location: String, why: String)] = []
         for (slot, range) in slotRanges.enumerated() {
             switch RootSlot.decode(Array(head[range])) {
             case .unused: continue
-            case .damaged(let why): result.report("data file offset \(range.lowerBound) (root slot \(slot == 0 ? "A" : "B"))", why)
+            case .damaged(let why): damaged.append(("data file offset \(range.lowerBound) (root slot \(slot == 0 ? "A" : "B"))", why))
             case .valid(let root): if root.generation > (best?.generation ?? 0) { best = root }
             }
         }
         guard let root = best else {
+            for slot in damaged { result.report(slot.location, slot.why) }
             result.report("data file offset \(slotRanges[0].lowerBound)", "no valid root slot")
             return
         }
+        damagedRootSlots = damaged
+        pagesPastDataEnd = try file.size() > root.dataEnd
         let size = try file.size()
         guard root.dataEnd <= size else {
             result.report("data file offset \(size)", "the file ends before the data end \(root.dataEnd) the root records")
@@ -148,6 +155,19 @@ struct BinaryStoreVerifier {
                 result.report("data file offset \(root.indexDirectoryOffset) (index)", "\(error)")
             }
             try verifyLog(header: header, root: root, catalog: catalog, expected: &expected)
+            // The slot not in use is the one a checkpoint writes last, after its pages: a power
+            // failure during that write leaves it unreadable, those pages past the data end, and
+            // the saves it was copying in the log. Without those saves it may be the newest root
+            // that got damaged after its checkpoint completed (binary-store.md §3, §12).
+            for slot in damagedRootSlots {
+                if pagesPastDataEnd, result.logCommits > 0 {
+                    result.notes.append("\(slot.location) does not decode (\(slot.why)): a checkpoint a power failure cut short; the slot of generation \(root.generation) is in use")
+                } else if pagesPastDataEnd {
+                    result.report(slot.location, "\(slot.why); pages follow the data end of the slot in use (generation \(root.generation)): either this was the newest root and is damaged, or a power failure cut a checkpoint short and took the unsynced log with it (a writable open then clears the slot)")
+                } else {
+                    result.report(slot.location, slot.why)
+                }
+            }
             for (key, _) in expected {
                 let name = key.entityID < catalog.entities.count ? catalog.entities[key.entityID].name : "entity \(key.entityID)"
                 result.objectsByEntity[name, default: 0] += 1
@@ -166,6 +186,10 @@ struct BinaryStoreVerifier {
         let size = try log.size()
         guard size >= UInt64(LogLayout.headerSize) else {
             if size > 0 { result.notes.append("the log is cut inside its header (\(size) bytes): an empty log") }
+            return
+        }
+        if LogHeader.isUnfinishedCreation(try log.read(at: 0, count: LogLayout.firstFrameOffset + LogLayout.frameHeaderSize)) {
+            result.notes.append("the log's header does not decode and no frame follows it: a log whose creation was cut short (an empty log)")
             return
         }
         do {

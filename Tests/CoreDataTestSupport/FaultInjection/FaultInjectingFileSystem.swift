@@ -324,7 +324,7 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
         switch policy {
         case .processCrash:
             folder = names
-        case .randomSubset(let seed):
+        case .randomSubset(let seed), .garbageSectors(let seed):
             generator = SeededGenerator(seed: seed)
             let prefix = Int.random(in: 0...unsyncedFolderChanges.count, using: &generator)
             for change in unsyncedFolderChanges.prefix(prefix) { change.apply(to: &folder) }
@@ -364,7 +364,9 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
                 Change.write(offset: offset, bytes: Array(data[..<(cut - offset)])).apply(to: &bytes)
             }
             return bytes
-        case .randomSubset:
+        case .randomSubset, .garbageSectors:
+            let garbage: Bool
+            if case .garbageSectors = policy { garbage = true } else { garbage = false }
             var bytes = inode.durable
             var pieces: [Change] = []
             for change in inode.unsynced {
@@ -380,7 +382,17 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
                 }
             }
             pieces.shuffle(using: &generator)
-            for piece in pieces where Bool.random(using: &generator) { piece.apply(to: &bytes) }
+            for piece in pieces {
+                let fate = garbage ? Int.random(in: 0..<3, using: &generator) : (Bool.random(using: &generator) ? 1 : 0)
+                switch (fate, piece) {
+                case (0, _):
+                    continue
+                case (2, .write(let offset, let data)):
+                    Change.write(offset: offset, bytes: data.map { _ in UInt8.random(in: 0...255, using: &generator) }).apply(to: &bytes)
+                default:
+                    piece.apply(to: &bytes)
+                }
+            }
             return bytes
         }
     }

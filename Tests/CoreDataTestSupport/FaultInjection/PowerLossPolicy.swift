@@ -20,6 +20,11 @@ package enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
     /// A random subset of the unsynced sectors (and truncates), applied in a random order, and a
     /// random prefix of the unsynced folder changes (`seed` picks).
     case randomSubset(seed: UInt64)
+    /// Like ``randomSubset(seed:)``, but each unsynced sector piece ends up old, new, or holding
+    /// random bytes, a third each (`seed` picks): the drive wrote garbage where the power failed.
+    /// Only the bytes the unsynced write covered change; the rest of its sector keeps what it
+    /// held (powersafe overwrite, which SQLite also assumes).
+    case garbageSectors(seed: UInt64)
 
     package var description: String {
         switch self {
@@ -28,6 +33,7 @@ package enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
         case .tearLastWrite(let seed): return "tear last write (seed \(seed))"
         case .zeroFillExtensions: return "zero-fill extensions"
         case .randomSubset(let seed): return "random subset (seed \(seed))"
+        case .garbageSectors(let seed): return "garbage sectors (seed \(seed))"
         }
     }
 }
@@ -61,5 +67,14 @@ package struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// The seeds of a crash point's seeded power-loss policies: fixed per operation number, so a
+/// failure printed as "crash at op N, garbage sectors (seed S)" replays exactly.
+package enum CrashSeeds {
+    package static func seeds(for operation: Int, count: Int) -> [UInt64] {
+        let base = UInt64(operation)
+        return (0..<UInt64(count)).map { index in index == 0 ? base : base &* (7_919 &+ index &* 96_769) &+ index }
     }
 }

@@ -144,6 +144,7 @@ final class MigrationCrashTests: XCTestCase {
 
     func testCrashAtEveryOperationOfAMigration() throws {
         var report: [String] = []
+        var total = 0
         for type in [NSBinaryStoreType, NSXMLStoreType] { for target in Target.allCases {
             let (image, clean) = try baseline(type, to: target)
             let operations = clean.operationCount
@@ -151,9 +152,10 @@ final class MigrationCrashTests: XCTestCase {
             var scenarios = 0
             for crash in 1...operations {
                 let fileSystem = FaultInjectingFileSystem(image: image, plan: .crash(at: crash))
-                XCTAssertThrowsError(try migrate(type, to: target, on: fileSystem), "\(type) to \(target): crash at op \(crash) did not stop the migration")
-                let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions, .tearLastWrite(seed: UInt64(crash)),
-                                                   .randomSubset(seed: UInt64(crash)), .randomSubset(seed: UInt64(crash) &* 7_919 &+ 1)]
+                XCTAssertThrowsError(try migrate(type, to: target, on: fileSystem), "\(type) to \(target): crash at op \(crash) (\(clean.operations[crash - 1])) did not stop the migration")
+                let seeds = CrashSeeds.seeds(for: crash, count: 4)
+                let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions, .tearLastWrite(seed: UInt64(crash))]
+                    + seeds.map { .randomSubset(seed: $0) } + seeds.map { .garbageSectors(seed: $0) }
                 for policy in policies {
                     scenarios += 1
                     if let problem = check(type, to: target, FaultInjectingFileSystem(image: fileSystem.powerLoss(policy))) {
@@ -161,14 +163,18 @@ final class MigrationCrashTests: XCTestCase {
                     }
                 }
             }
-            report.append("\(type) to \(target): \(scenarios) scenarios (\(operations) operations × 6 power-loss policies)")
+            report.append("\(type) to \(target): \(scenarios) scenarios (\(operations) operations × 12 power-loss policies)")
+            total += scenarios
             XCTAssertTrue(failures.isEmpty, failures.prefix(10).joined(separator: "\n") + (failures.count > 10 ? "\n… \(failures.count) in all" : ""))
         } }
         print("migration crash suite: " + report.joined(separator: "; "))
+        ScenarioTally.report("migration crash", total)
+        XCTAssertGreaterThanOrEqual(total, 1_290, "the suite shrank")
     }
 
     func testIOErrorAtEveryOperationOfAMigration() throws {
         var report: [String] = []
+        var total = 0
         for type in [NSBinaryStoreType, NSXMLStoreType] { for target in Target.allCases {
             let (image, clean) = try baseline(type, to: target)
             let operations = clean.operationCount
@@ -191,8 +197,11 @@ final class MigrationCrashTests: XCTestCase {
                 }
             }
             report.append("\(type) to \(target): \(scenarios) scenarios (\(operations) operations × EIO, ENOSPC)")
+            total += scenarios
             XCTAssertTrue(failures.isEmpty, failures.prefix(10).joined(separator: "\n") + (failures.count > 10 ? "\n… \(failures.count) in all" : ""))
         } }
         print("migration fault suite: " + report.joined(separator: "; "))
+        ScenarioTally.report("migration fault", total)
+        XCTAssertGreaterThanOrEqual(total, 210, "the suite shrank")
     }
 }

@@ -1,0 +1,51 @@
+// Fuzz target: arbitrary bytes as one page of a binary store's data file: the 32-byte page
+// header, the stored payload (XXH3 checksum, LZ4), then the payload decoder the page kind names:
+// a data page's slot table and every record in it (against the catalog the input's own catalog
+// page would give, else the fixed catalog), a catalog, an index page or the index directory, or
+// the metadata property list. Each input is decoded as given and again with its checksum
+// rewritten. Decoders must throw; any crash, hang or sanitizer report is a bug.
+import CoreDataBinaryFormat
+import FuzzBinarySupport
+
+/// The body of the `FuzzBinaryPage` libFuzzer target, also replayed over its corpus by `swift test`.
+public enum FuzzBinaryPage {
+    /// Decodes `bytes` as one page, as given and with its checksum rewritten.
+    ///
+    /// Traps (`precondition`) when a decoded payload has another length than its header says or
+    /// a decoded catalog, index page or directory does not survive encode → decode.
+    public static func run(_ raw: [UInt8]) {
+        decodePage(raw)
+        var fixed = raw
+        if ChecksumFixer.fixPage(&fixed, at: 0) != nil, fixed != raw { decodePage(fixed) }
+    }
+
+    private static func decodePage(_ bytes: [UInt8]) {
+        guard let header = try? PageHeader(decoding: bytes, at: 4_096) else { return }
+        guard let payload = try? PageCodec.decodePayload(header, page: bytes, at: 4_096) else { return }
+        precondition(payload.count == header.decodedLength, "payload of \(payload.count) bytes, header says \(header.decodedLength)")
+        switch header.kind {
+        case .data:
+            guard let page = try? DataPage(payload: payload, pageOffset: 4_096) else { return }
+            for slot in 0..<page.count {
+                guard let range = page.range(of: slot) else { preconditionFailure("slot \(slot) of \(page.count) has no range") }
+                _ = try? RecordCodec.decodeHeader(payload, from: range.lowerBound, to: range.upperBound, catalog: FuzzModel.catalog)
+                _ = try? RecordCodec.decode(payload, from: range.lowerBound, to: range.upperBound, catalog: FuzzModel.catalog)
+            }
+        case .catalog:
+            if let catalog = try? Catalog(decoding: payload) {
+                precondition((try? Catalog(decoding: catalog.encoded())) == catalog, "catalog does not round-trip")
+            }
+        case .index:
+            if let entries = try? IndexPageCodec.decodePage(payload, pageOffset: 4_096) {
+                precondition(IndexPageCodec.encodePage(entries[...]) == payload, "index page does not round-trip")
+            }
+        case .indexDirectory:
+            if let directory = try? IndexPageCodec.decodeDirectory(payload, pageOffset: 4_096) {
+                precondition(IndexPageCodec.encodeDirectory(pageOffsets: directory.pageOffsets, totalEntries: directory.totalEntries) == payload,
+                             "index directory does not round-trip")
+            }
+        case .metadata:
+            _ = try? MetadataCodec.decode(payload, location: "metadata page")
+        }
+    }
+}

@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CoreDataBinaryStore
+import CoreDataStorage
+import CoreDataTestSupport
+import Foundation
+import XCTest
+
+/// Two real processes share one store (Formats/wal.md §9), each saving, checkpointing and
+/// compacting it, and each round kills one of them with `SIGKILL` inside a checkpoint or a
+/// compaction, then the other at a random moment. After each round the store opens, verifies,
+/// and holds every save either process reported as returned (plus at most the one each had in
+/// flight), with its values (issue 19, "real processes").
+///
+/// The kill timings come from a seed printed at the start; `COREDATA_KILL_SEED=S` replays them.
+/// The children are this test binary run again on ``testChildSharesAndMaintains()``.
+final class SharedProcessKillTests: XCTestCase {
+    static let storeVariable = "COREDATA_SHARED_CHILD_STORE"
+    static let reportVariable = "COREDATA_SHARED_CHILD_REPORT"
+    static let nameVariable = "COREDATA_SHARED_CHILD_NAME"
+    static let childTest = "CoreDataBinaryStoreTests.SharedProcessKillTests/testChildSharesAndMaintains"
+    static let rounds = 30
+
+    /// The child: opens the store shared, then until killed inserts one note per save (its key
+    /// reserved through the store, so two processes never collide), appends `n key` to its
+    /// report after each save returns, checkpoints every 3 saves and compacts every 7.
+    func testChildSharesAndMaintains() throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let path = environment[Self.storeVariable], let reportPath = environment[Self.reportVariable],
+              let name = environment[Self.nameVariable] else { return }
+        func announce(_ phase: String) { FileHandle.standardOutput.write(Data("child: \(phase)\n".utf8)) }
+        var options = BinaryStoreOptions()
+        options.checkpointThreshold = 4 << 10
+        announce("opening")
+        let store = try BinaryStore(path: path, model: CrashTestModel.model, metadata: StoreMetadata(["NSStoreUUID": WorkloadRunner.storeUUID]), options: options)
+        var n = Self.reported(reportPath).last?.save ?? 0
+        let report = Glibc.open(reportPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard report >= 0 else { return XCTFail("cannot open \(reportPath)") }
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            n += 1
+            announce("save \(n)")
+            let key = try store.newPrimaryKeys(entityName: "Note", count: 1)[0]
+            _ = try store.save(StoreChangeSet(inserted: [Self.note(key, child: name, save: n)]))
+            // One write(2) per line: a kill lands before or after it, never inside.
+            let line = Array("\(n) \(key)\n".utf8)
+            guard line.withUnsafeBytes({ Glibc.write(report, $0.baseAddress, $0.count) }) == line.count else { return XCTFail("cannot report") }
+            if n % 3 == 0 {
+                announce("checkpoint")
+                try store.checkpoint()
+            }
+            if n % 7 == 0 {
+                announce("compact")
+                try store.compact()
+            }
+        }
+    }
+
+    func testSIGKILLDuringCheckpointsAndCompactionsOfTwoProcesses() throws {
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: "/proc/self/exe"), "the children are this binary, found through /proc/self/exe")
+        let seed = ProcessInfo.processInfo.environment["COREDATA_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        print("shared process kill suite: seed \(seed) (COREDATA_KILL_SEED=\(seed) replays the kill timings)")
+        var generator = SeededGenerator(seed: seed)
+        let folder = NSTemporaryDirectory() + "shared-kill-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer {
+            if testRun?.failureCount == 0 {
+                try? FileManager.default.removeItem(atPath: folder)
+            } else {
+                print("shared process kill suite: the store is kept at \(folder)")
+            }
+        }
+        let path = folder + "/store"
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let names = ["a", "b"]
+        let started = Date()
+        var phases: [String: Int] = [:]
+        var kills = 0
+        var inFlight = 0
+        for round in 1...Self.rounds {
+            let context = "round \(round) (seed \(seed))"
+            var children: [Process] = []
+            for name in names {
+                let output = folder + "/\(name).log"
+                _ = FileManager.default.createFile(atPath: output, contents: nil)
+                let child = Process()
+                child.executableURL = URL(fileURLWithPath: binary)
+                child.arguments = [Self.childTest]
+                var environment = ProcessInfo.processInfo.environment
+                environment[Self.storeVariable] = path
+                environment[Self.reportVariable] = folder + "/\(name).report"
+                environment[Self.nameVariable] = name
+                child.environment = environment
+                let handle = try XCTUnwrap(FileHandle(forWritingAtPath: output))
+                child.standardOutput = handle
+                child.standardError = handle
+                try child.run()
+                children.append(child)
+            }
+            // The first kill waits for its child to start a checkpoint (odd rounds) or a
+            // compaction (even rounds), then lands a few milliseconds into it.
+            let target = Int.random(in: 0...1, using: &generator)
+            let phase = round % 2 == 1 ? "checkpoint" : "compact"
+            let limit = Date().addingTimeInterval(20)
+            while Self.lastPhase(folder + "/\(names[target]).log") != phase, children[target].isRunning, Date() < limit { usleep(100) }
+            usleep(UInt32.random(in: 0..<3_000, using: &generator))
+            let landed = Self.lastPhase(folder + "/\(names[target]).log")
+            kill(children[target].processIdentifier, SIGKILL)
+            usleep(UInt32.random(in: 0..<20_000, using: &generator))
+            kill(children[1 - target].processIdentifier, SIGKILL)
+            for child in children { child.waitUntilExit() }
+            for (index, child) in children.enumerated() where child.terminationReason != .uncaughtSignal {
+                return XCTFail("\(context): child \(names[index]) stopped by itself (status \(child.terminationStatus)):\n\(Self.output(folder + "/\(names[index]).log").suffix(3_000))")
+            }
+            kills += 2
+            phases[landed, default: 0] += 1
+
+            var options = BinaryStoreOptions()
+            options.readOnly = true
+            let store = try BinaryStore(path: path, model: CrashTestModel.model, metadata: StoreMetadata(), options: options)
+            let notes: [StoreRow]
+            guard case .rows(let rows) = try store.execute(StoreFetchRequest(entity: try XCTUnwrap(CrashTestModel.model.entitiesByName["Note"]))) else {
+                return XCTFail("\(context): a fetch of notes returned no rows")
+            }
+            notes = rows
+            let byKey = Dictionary(notes.map { ($0.objectID.primaryKey, $0) }, uniquingKeysWith: { first, _ in first })
+            XCTAssertEqual(byKey.count, notes.count, "\(context): a key was used twice")
+            for name in names {
+                let reported = Self.reported(folder + "/\(name).report")
+                for (save, key) in reported {
+                    let expected = StoreSnapshot.normalized(Self.note(key, child: name, save: save))
+                    guard let row = byKey[key] else { return XCTFail("\(context): child \(name)'s save \(save) (note \(key)) returned but is not in the store") }
+                    XCTAssertEqual(StoreSnapshot.normalized(row).values, expected.values, "\(context): child \(name)'s save \(save)")
+                }
+                let stored = notes.filter { Self.child(of: $0) == name }.count
+                XCTAssertTrue(stored == reported.count || stored == reported.count + 1, "\(context): child \(name) reported \(reported.count) saves, the store holds \(stored) of its notes")
+                if stored == reported.count + 1 { inFlight += 1 }
+            }
+            let verification = try store.verify()
+            XCTAssertTrue(verification.isIntact, "\(context): \(verification)")
+            try store.close()
+            if testRun?.failureCount ?? 0 > 0 { return }
+        }
+        let store = try BinaryStore(path: path, model: CrashTestModel.model, metadata: StoreMetadata(), options: BinaryStoreOptions())
+        XCTAssertTrue(try store.verify().isIntact)
+        try store.close()
+        let landings = phases.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }.joined(separator: ", ")
+        ScenarioTally.report("shared process kills", kills)
+        print("shared process kill suite: \(kills) SIGKILLs of two processes sharing a store (first kills: \(landings)); \(inFlight) kills kept a save in flight; \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+
+    static func note(_ key: Int64, child: String, save: Int64) -> StoreRow {
+        StoreRow(objectID: CrashTestModel.id("Note", key), version: 1, values: [
+            "title": .string("\(child)-\(save)"),
+            "body": .data(Data((0..<Int(save % 300)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(key)) })),
+            "written": .date(Date(timeIntervalSinceReferenceDate: 800_000_000 + Double(save))),
+        ])
+    }
+
+    private static func child(of row: StoreRow) -> String? {
+        guard case .string(let title)? = row.values["title"] else { return nil }
+        return title.split(separator: "-").first.map(String.init)
+    }
+
+    /// The `(save, key)` lines of a child's report, in order.
+    private static func reported(_ path: String) -> [(save: Int64, key: Int64)] {
+        output(path).split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let save = Int64(parts[0]), let key = Int64(parts[1]) else { return nil }
+            return (save, key)
+        }
+    }
+
+    /// The phase the child announced last: `save`, `checkpoint`, `compact` or `opening`.
+    private static func lastPhase(_ path: String) -> String {
+        let last = output(path).split(separator: "\n").last { $0.hasPrefix("child: ") }
+        return last.map { String($0.dropFirst("child: ".count).prefix { $0 != " " }) } ?? "start-up"
+    }
+
+    private static func output(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+}
