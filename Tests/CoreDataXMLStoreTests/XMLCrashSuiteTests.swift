@@ -38,7 +38,7 @@ final class XMLCrashSuiteTests: XCTestCase {
                 + seeds.prefix(4).map { .tearLastWrite(seed: $0) } + seeds.prefix(6).map { .randomSubset(seed: $0) } + seeds.map { .garbageSectors(seed: $0) }
             for policy in policies {
                 scenarios += 1
-                if let failure = reopen(fileSystem.powerLoss(policy), workload: workload, acceptable: acceptable) {
+                if let failure = XMLWorkloadRunner.recover(fileSystem.powerLoss(policy), workload: workload, acceptable: acceptable, closeAndReopen: true) {
                     failures.record("\(context), \(policy): \(failure)")
                 }
             }
@@ -47,27 +47,6 @@ final class XMLCrashSuiteTests: XCTestCase {
         ScenarioTally.report("XML crash", scenarios)
         XCTAssertGreaterThanOrEqual(scenarios, 1_880, "the suite shrank")
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
-    }
-
-    /// Opens `image` as the next process would; `nil` when it holds one of the acceptable
-    /// snapshots, survives a close and reopen, and left no `.new` file behind.
-    private func reopen(_ image: DiskImage, workload: CrashWorkload, acceptable: [Int]) -> String? {
-        let fileSystem = FaultInjectingFileSystem(image: image)
-        do {
-            let store = try XMLWorkloadRunner.open(fileSystem)
-            let snapshot = try StoreSnapshot.read(store)
-            guard acceptable.contains(where: { workload.snapshots[$0] == snapshot }) else {
-                let closest = acceptable.last ?? 0
-                return "the store holds \(snapshot), not the contents after \(acceptable) changes: \(snapshot.difference(from: workload.snapshots[closest]))"
-            }
-            let leftovers = fileSystem.paths(startingWith: XMLWorkloadRunner.path + XMLStoreLayout.pendingFileSuffix)
-            if !leftovers.isEmpty { return "open left a save's file beside the store: \(leftovers)" }
-            try store.close()
-            let again = try StoreSnapshot.read(try XMLWorkloadRunner.open(fileSystem))
-            return again == snapshot ? nil : "after close and reopen: \(again.difference(from: snapshot))"
-        } catch {
-            return "reopening failed: \(error)"
-        }
     }
 
     /// A failed write (`ENOSPC`, `EIO`) fails the save and leaves the store and file as they were;

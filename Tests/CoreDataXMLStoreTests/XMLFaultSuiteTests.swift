@@ -59,7 +59,7 @@ final class XMLFaultSuiteTests: XCTestCase {
                 }
                 for (name, image) in [("the disk as it is", fileSystem.currentImage), ("after power loss", fileSystem.powerLoss(.dropUnsynced))] + garbage {
                     scenarios += 1
-                    if let problem = reopen(image, workload: workload, acceptable: acceptable) {
+                    if let problem = XMLWorkloadRunner.recover(image, workload: workload, acceptable: acceptable, closeAndReopen: false) {
                         failures.record("\(context), \(name): \(problem)")
                     }
                 }
@@ -69,22 +69,5 @@ final class XMLFaultSuiteTests: XCTestCase {
         ScenarioTally.report("XML fault", scenarios)
         XCTAssertGreaterThanOrEqual(scenarios, 1_630, "the suite shrank")
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
-    }
-
-    private func reopen(_ image: DiskImage, workload: CrashWorkload, acceptable: [Int]) -> String? {
-        let fileSystem = FaultInjectingFileSystem(image: image)
-        do {
-            let store = try XMLWorkloadRunner.open(fileSystem)
-            let snapshot = try StoreSnapshot.read(store)
-            guard acceptable.contains(where: { workload.snapshots[$0] == snapshot }) else {
-                return "the store holds \(snapshot), not the contents after \(acceptable) changes: \(snapshot.difference(from: workload.snapshots[acceptable.last ?? 0]))"
-            }
-            let leftovers = fileSystem.paths(startingWith: XMLWorkloadRunner.path + XMLStoreLayout.pendingFileSuffix)
-            if !leftovers.isEmpty { return "open left a save's file beside the store: \(leftovers)" }
-            try store.close()
-            return nil
-        } catch {
-            return "reopening failed: \(error)"
-        }
     }
 }

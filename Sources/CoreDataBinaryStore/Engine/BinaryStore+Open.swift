@@ -340,7 +340,7 @@ extension BinaryStore {
                 // No frame after a header that is zero, cut or unreadable: a log whose creation a
                 // crash cut short (Formats/wal.md §2); such a header in front of frames is damage.
                 let start = size < UInt64(LogLayout.headerSize) ? [] : try log.read(at: 0, count: LogLayout.firstFrameOffset + LogLayout.frameHeaderSize)
-                if size < UInt64(LogLayout.headerSize) || start.allSatisfy({ $0 == 0 }) || LogHeader.isUnfinishedCreation(start) {
+                if LogHeader.isUnfinishedCreation(start) {
                     // A log cut inside its header holds no frame; a writer rewrites the header.
                     if !options.readOnly {
                         try log.write(LogHeader(storeUUID: header.storeUUID).encoded(), at: 0)
@@ -383,16 +383,15 @@ extension BinaryStore {
                     report.droppedLogBytes = replay.droppedBytes
                 }
             }
-            let pagesPastEnd = try dataFile.size() > root.dataEnd
-            let other = BinaryStoreLayout.rootSlotOffsets[1 - activeSlot]
-            var otherDamaged = false
-            if case .damaged = RootSlot.decode(try dataFile.read(at: UInt64(other), count: BinaryStoreLayout.rootSlotSize)) { otherDamaged = true }
-            if !options.readOnly, pagesPastEnd {
+            if !options.readOnly, try dataFile.size() > root.dataEnd {
                 // Pages of a checkpoint that never published its root. The power may have failed
                 // while that root was being written: an unreadable slot left by it is cleared,
                 // so verify does not take it for damage once the pages are gone (§3, §12).
                 try dataFile.truncate(to: root.dataEnd)
-                if otherDamaged { try dataFile.write([UInt8](repeating: 0, count: BinaryStoreLayout.rootSlotSize), at: UInt64(other)) }
+                let other = UInt64(BinaryStoreLayout.rootSlotOffsets[1 - activeSlot])
+                if case .damaged = RootSlot.decode(try dataFile.read(at: other, count: BinaryStoreLayout.rootSlotSize)) {
+                    try dataFile.write([UInt8](repeating: 0, count: BinaryStoreLayout.rootSlotSize), at: other)
+                }
                 try dataFile.sync()
             }
         } catch {

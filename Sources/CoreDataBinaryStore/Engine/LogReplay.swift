@@ -116,12 +116,9 @@ struct LogReplay {
         }
         replay.droppedBytes = size > replay.end ? size - replay.end : 0
         // A sync marker right after the last save certifies it (wal.md §3, §5); the next save
-        // writes over it, so it is neither a save nor a torn tail.
-        let markerEnd = replay.end + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize)
-        if replay.droppedBytes > 0, markerEnd <= size, let marker = try? log.read(at: replay.end, count: Int(markerEnd - replay.end)),
-           let head = LogFrameHeader(decoding: Array(marker.prefix(LogLayout.frameHeaderSize))), head.isSyncMarker,
-           head.salt == salt, head.sequence == replay.sequence + 1, LogFrameCodec.isValid(marker, seed: replay.chain) {
-            replay.droppedBytes = size - markerEnd
+        // writes over it, so it is neither a save nor a torn tail. The loop above validated it.
+        if let marker = open.frameHeaders.first, marker.offset == replay.end, marker.header.isSyncMarker {
+            replay.droppedBytes = size - (replay.end + UInt64(marker.header.totalLength))
         }
         let tailStart = size - replay.droppedBytes
         if checkingDamage, replay.droppedBytes > 0, replay.droppedBytes <= UInt64(LogLayout.preallocationStep),

@@ -1,6 +1,7 @@
 import CoreDataFileSystem
 import CoreDataStorage
 import CoreDataTestSupport
+import CoreDataXMLFormat
 import CoreDataXMLStore
 import Foundation
 
@@ -65,6 +66,28 @@ enum XMLWorkloadRunner {
         case .check(let expected):
             let found = try StoreSnapshot.read(try handle(store))
             guard found == expected else { throw CheckFailure(difference: found.difference(from: expected)) }
+        }
+    }
+
+    /// Opens `image` as the next process would; `nil` when it holds one of the `acceptable`
+    /// snapshots (changes applied) and no save's file is left beside the store, and, with
+    /// `closeAndReopen`, the same after a close and another open. Otherwise what is wrong.
+    static func recover(_ image: DiskImage, workload: CrashWorkload, acceptable: [Int], closeAndReopen: Bool) -> String? {
+        let fileSystem = FaultInjectingFileSystem(image: image)
+        do {
+            let store = try open(fileSystem)
+            let snapshot = try StoreSnapshot.read(store)
+            guard acceptable.contains(where: { workload.snapshots[$0] == snapshot }) else {
+                return "the store holds \(snapshot), not the contents after \(acceptable) changes: \(snapshot.difference(from: workload.snapshots[acceptable.last ?? 0]))"
+            }
+            let leftovers = fileSystem.paths(startingWith: path + XMLStoreLayout.pendingFileSuffix)
+            if !leftovers.isEmpty { return "open left a save's file beside the store: \(leftovers)" }
+            try store.close()
+            guard closeAndReopen else { return nil }
+            let again = try StoreSnapshot.read(try open(fileSystem))
+            return again == snapshot ? nil : "after close and reopen: \(again.difference(from: snapshot))"
+        } catch {
+            return "reopening failed: \(error)"
         }
     }
 
