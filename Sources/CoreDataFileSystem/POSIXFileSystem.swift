@@ -10,7 +10,13 @@ import Synchronization
 
 /// The real file layer: `pread`, `pwrite`, `fdatasync`, `flock`.
 public struct POSIXFileSystem: StoreFileSystem {
-    public init() {}
+    let transfers: POSIXTransfers
+
+    public init() { transfers = .system }
+
+    /// A file layer whose reads and writes go through `transfers` (tests make them short or
+    /// interrupted).
+    package init(transfers: POSIXTransfers) { self.transfers = transfers }
 
     public func open(_ path: String, create: Bool, readOnly: Bool) throws(StoreIOError) -> any StoreFile {
         var flags = readOnly ? O_RDONLY : O_RDWR
@@ -18,11 +24,11 @@ public struct POSIXFileSystem: StoreFileSystem {
         flags |= O_CLOEXEC
         let fd = path.withCString { Glibc.open($0, flags, 0o644) }
         guard fd >= 0 else { throw Self.error("open", path) }
-        return POSIXFile(fd: fd, path: path)
+        return POSIXFile(fd: fd, path: path, transfers: transfers)
     }
 
     public func openOwnFile(_ path: String, creation: StoreFileCreation, readOnly: Bool, permissionsOf reference: String?) throws(StoreIOError) -> any StoreFile {
-        POSIXFile(fd: try Self.openOwnDescriptor(path, creation: creation, readOnly: readOnly, permissionsOf: reference), path: path)
+        POSIXFile(fd: try Self.openOwnDescriptor(path, creation: creation, readOnly: readOnly, permissionsOf: reference), path: path, transfers: transfers)
     }
 
     /// ``openOwnFile(_:creation:readOnly:permissionsOf:)``'s descriptor.
@@ -122,12 +128,14 @@ public struct POSIXFileSystem: StoreFileSystem {
 final class POSIXFile: StoreFile, @unchecked Sendable {
     private let fd: Int32
     private let path: String
+    private let transfers: POSIXTransfers
     // The engine never uses a file after closing it; the flag only makes close idempotent.
     private var isClosed = false
 
-    init(fd: Int32, path: String) {
+    init(fd: Int32, path: String, transfers: POSIXTransfers = .system) {
         self.fd = fd
         self.path = path
+        self.transfers = transfers
     }
 
     deinit { close() }
@@ -142,7 +150,7 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
             guard let base = raw.baseAddress else { return }
             var done = 0
             while done < count {
-                let n = pread(fd, base + done, count - done, off_t(offset) + off_t(done))
+                let n = transfers.read(fd, base + done, count - done, off_t(offset) + off_t(done))
                 if n < 0 {
                     if errno == EINTR { continue }
                     failure = POSIXFileSystem.error("read", path)
@@ -161,11 +169,16 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
-                pwrite(fd, raw.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                transfers.write(fd, raw.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw POSIXFileSystem.error("write", path)
+            }
+            // pwrite(2) may return 0 for a non-empty write (a full quota on some file systems);
+            // trying again would spin for ever.
+            guard n > 0 else {
+                throw StoreIOError(operation: "write", path: path, code: ENOSPC, reason: "the system wrote nothing of \(bytes.count - done) bytes at offset \(offset + UInt64(done))")
             }
             done += n
         }
@@ -249,4 +262,22 @@ final class MappedCounters: StoreSharedCounters, @unchecked Sendable {
     func load(_ index: Int) -> UInt64 { (counters + index).pointee.load(ordering: .acquiring) }
 
     func increment(_ index: Int) { (counters + index).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent) }
+}
+
+/// The file layer's two data transfers, `pread` and `pwrite`. The kernel may move fewer bytes
+/// than asked (a signal, a full disk, a network file system) or fail with `EINTR`; the file layer
+/// loops until all moved, and tests replace these to make every transfer short or interrupted.
+package struct POSIXTransfers: Sendable {
+    /// `pread(fd, buffer, count, offset)`: bytes read, 0 at the end of the file, or -1 with `errno`.
+    package var read: @Sendable (Int32, UnsafeMutableRawPointer, Int, off_t) -> Int
+    /// `pwrite(fd, bytes, count, offset)`: bytes written, or -1 with `errno`.
+    package var write: @Sendable (Int32, UnsafeRawPointer, Int, off_t) -> Int
+
+    package init(read: @escaping @Sendable (Int32, UnsafeMutableRawPointer, Int, off_t) -> Int, write: @escaping @Sendable (Int32, UnsafeRawPointer, Int, off_t) -> Int) {
+        self.read = read
+        self.write = write
+    }
+
+    /// The system's calls.
+    package static let system = POSIXTransfers(read: { Glibc.pread($0, $1, $2, $3) }, write: { Glibc.pwrite($0, $1, $2, $3) })
 }

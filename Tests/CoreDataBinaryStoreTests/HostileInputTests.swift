@@ -110,4 +110,45 @@ final class HostileInputTests: XCTestCase {
         let report = BinaryStore.verify(path: path)
         XCTAssertTrue(report.issues.contains { $0.location.hasPrefix("data file offset \(offset)") }, "\(report)")
     }
+
+    /// Bit rot in the newest root slot, with saves made after its checkpoint still in the log:
+    /// open fell back to the older root, whose salt the log's frames do not carry, and dropped
+    /// the checkpoint and those saves without a word. The log's first frame, valid under a salt
+    /// that is not the older root's, proves the newer checkpoint existed: open now fails naming
+    /// the slot, verify reports it, and a read-only salvage opens the older root and says why.
+    func testADamagedNewestRootSlotWithLaterSavesFailsTheOpen() throws {
+        let path = BinaryTestModel.temporaryPath()
+        do {
+            let store = try open(path)
+            _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(1, "checkpointed")]))
+            try store.checkpoint()
+            _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(2, "after the checkpoint")]))
+            // The process ends without closing: the save stays in the log.
+        }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let newest = try XCTUnwrap(RootSlot.newest(in: Array(bytes[..<BinaryStoreLayout.firstPageOffset])))
+        XCTAssertEqual(newest.root.generation, 2)
+        let offset = BinaryStoreLayout.rootSlotOffsets[newest.slot]
+        bytes[offset + 20] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        for readOnly in [false, true] {
+            XCTAssertThrowsError(try open(path, readOnly: readOnly), "read-only: \(readOnly)") { error in
+                guard case .corrupt(let detail)? = error as? StoreError else { return XCTFail("\(error)") }
+                XCTAssertTrue(detail.contains("data file offset \(offset) (root slot)"), detail)
+                XCTAssertTrue(detail.contains("newer checkpoint"), detail)
+            }
+        }
+        let report = BinaryStore.verify(path: path)
+        XCTAssertTrue(report.issues.contains { $0.location.hasPrefix("data file offset \(offset)") }, "\(report)")
+        var salvage = options
+        salvage.readOnly = true
+        salvage.salvagesDamagedLog = true
+        let salvaged = try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(), options: salvage)
+        XCTAssertEqual(salvaged.openReport.logDamage?.location, "data file offset \(offset) (root slot)")
+        XCTAssertNil(try salvaged.row(for: StoreObjectID(entityName: "Tag", primaryKey: 1)), "the older root is from before the checkpoint")
+        try salvaged.close()
+        // Nothing was changed on disk: the same open fails the same way.
+        XCTAssertThrowsError(try open(path))
+    }
 }

@@ -351,8 +351,12 @@ extension BinaryStore {
                     guard logHeader.storeUUID == header.storeUUID else {
                         throw StoreError.corrupt(detail: "\(logPath) belongs to another store (its store UUID differs)")
                     }
+                    if let newer = try newerCheckpointEvidence(dataFile: dataFile, root: root, activeSlot: activeSlot, log: log, logSize: size, logPath: logPath) {
+                        guard options.salvagesDamagedLog else { throw StoreError.corrupt(detail: "\(path): \(newer)") }
+                        report.logDamage = newer
+                    }
                     let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog, salvaging: options.salvagesDamagedLog)
-                    report.logDamage = replay.damage
+                    report.logDamage = report.logDamage ?? replay.damage
                     for transaction in replay.transactions {
                         if let newCatalog = transaction.catalog {
                             catalog = newCatalog
@@ -401,6 +405,31 @@ extension BinaryStore {
             dataFile: dataFile, logFile: logFile, header: header, root: root, activeSlot: activeSlot, catalog: catalog,
             index: index, persisted: persisted, metadata: metadata, logEnd: logEnd, logSequence: sequence, logChain: chain,
             logTombstones: tombstones, nextKeys: nextKeys, report: report)
+    }
+
+    /// Why the root in use cannot be the newest, or `nil` (Formats/binary-store.md §12, the
+    /// damaged root slot). A damaged root slot with pages after the data end is a checkpoint
+    /// whose root write was cut, or one whose root was published and then damaged; they differ
+    /// in the log. A checkpoint runs only with saves in the log, and frames after it carry its
+    /// new salt and are written only once its root is synced (wal.md §6), so a cut checkpoint
+    /// leaves frames of the root in use at the log's start, while a published one may leave
+    /// frames of its own salt there. Such a frame proves a newer root existed: opening the older
+    /// root would drop that checkpoint and every save after it without a word.
+    static func newerCheckpointEvidence(dataFile: any StoreFile, root: RootSlot, activeSlot: Int, log: any StoreFile, logSize: UInt64, logPath: String) throws -> BinaryFormatError? {
+        let otherOffset = BinaryStoreLayout.rootSlotOffsets[1 - activeSlot]
+        guard case .damaged(let why) = RootSlot.decode(try dataFile.read(at: UInt64(otherOffset), count: BinaryStoreLayout.rootSlotSize)),
+              try dataFile.size() > root.dataEnd else { return nil }
+        let start = UInt64(LogLayout.firstFrameOffset)
+        guard logSize >= start + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize),
+              let first = LogFrameHeader(decoding: try log.read(at: start, count: LogLayout.frameHeaderSize)),
+              first.sequence == 1, first.salt != root.logSalt,
+              UInt64(first.totalLength) <= logSize - start else { return nil }
+        let frame = try log.read(at: start, count: first.totalLength)
+        // The first frame's checksum is seeded with its own salt (wal.md §3).
+        guard frame.count == first.totalLength, LogFrameCodec.isValid(frame, seed: first.salt) else { return nil }
+        return BinaryFormatError(
+            "data file offset \(otherOffset) (root slot)",
+            "the slot is damaged (\(why)), and \(logPath) begins with a frame of a newer checkpoint (salt \(String(first.salt, radix: 16)), not the older root's \(String(root.logSalt, radix: 16))): that checkpoint and the saves after it would be lost; open read-only with salvage to read the older root")
     }
 
     /// One index page (§7), checked: its kind, its entries' entity IDs and key range, every

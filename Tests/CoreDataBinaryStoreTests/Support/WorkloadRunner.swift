@@ -9,6 +9,8 @@ struct WorkloadOutcome {
     var failure: (step: Int, error: any Error)?
     /// The file system's operation count after each step that returned.
     var operationsAfterStep: [Int] = []
+    /// The file system's read count after each step that returned.
+    var readsAfterStep: [Int] = []
     /// After a failure: each later step tried on the same handle, with what it threw (`nil`
     /// when it returned, which a poisoned handle must never do).
     var laterSteps: [(step: Int, error: (any Error)?)] = []
@@ -16,6 +18,8 @@ struct WorkloadOutcome {
     var closeError: (any Error)?
     /// After a failure: operations the file system saw from the handle (a poisoned handle does none).
     var operationsAfterFailure = 0
+    /// After a failure, with `keepHandle`: the handle as the failure left it (not closed).
+    var handle: BinaryStore?
 }
 
 /// Runs a ``CrashWorkload`` against a binary store over a given file system.
@@ -40,19 +44,21 @@ enum WorkloadRunner {
     /// Runs the steps in order until one throws. With `probe`, then tries the later steps on the
     /// same handle (up to the next open, reopen or close, and the close itself), recording what
     /// each threw and counting the operations they caused.
-    static func run(_ workload: CrashWorkload, on fileSystem: FaultInjectingFileSystem, durability: BinaryStoreOptions.Durability = .full, probe: Bool = false) -> WorkloadOutcome {
+    static func run(_ workload: CrashWorkload, on fileSystem: FaultInjectingFileSystem, durability: BinaryStoreOptions.Durability = .full, probe: Bool = false, keepHandle: Bool = false) -> WorkloadOutcome {
         var outcome = WorkloadOutcome()
         var store: BinaryStore?
         for (index, step) in workload.steps.enumerated() {
             do {
                 try perform(step.action, on: &store, fileSystem: fileSystem, durability: durability)
                 outcome.operationsAfterStep.append(fileSystem.operationCount)
+                outcome.readsAfterStep.append(fileSystem.readCount)
             } catch {
                 outcome.failure = (index, error)
                 break
             }
         }
         guard let failed = outcome.failure?.step else { return outcome }
+        if keepHandle { outcome.handle = store }
         if probe, let handle = store {
             let before = fileSystem.operationCount
             probing: for index in (failed + 1)..<workload.steps.count {
@@ -81,13 +87,13 @@ enum WorkloadRunner {
         return outcome
     }
 
-    static func perform(_ action: CrashWorkload.Action, on store: inout BinaryStore?, fileSystem: any StoreFileSystem, durability: BinaryStoreOptions.Durability) throws {
+    static func perform(_ action: CrashWorkload.Action, on store: inout BinaryStore?, fileSystem: any StoreFileSystem, durability: BinaryStoreOptions.Durability, path: String = path) throws {
         switch action {
         case .open:
-            store = try open(fileSystem, durability: durability)
+            store = try open(fileSystem, path: path, durability: durability)
         case .reopen:
             store = nil
-            store = try open(fileSystem, durability: durability)
+            store = try open(fileSystem, path: path, durability: durability)
         case .save(let changes):
             _ = try handle(store).save(changes)
         case .setMarker(let marker):
@@ -120,8 +126,17 @@ enum WorkloadRunner {
 
     /// For each operation of a clean run (numbered from 1), the step it belongs to.
     static func stepOfOperation(_ outcome: WorkloadOutcome) -> [Int] {
+        steps(ending: outcome.operationsAfterStep)
+    }
+
+    /// For each read of a clean run (numbered from 1), the step it belongs to.
+    static func stepOfRead(_ outcome: WorkloadOutcome) -> [Int] {
+        steps(ending: outcome.readsAfterStep)
+    }
+
+    private static func steps(ending ends: [Int]) -> [Int] {
         var steps: [Int] = []
-        for (step, end) in outcome.operationsAfterStep.enumerated() {
+        for (step, end) in ends.enumerated() {
             while steps.count < end { steps.append(step) }
         }
         return steps

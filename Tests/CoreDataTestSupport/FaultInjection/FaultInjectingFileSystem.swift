@@ -91,6 +91,11 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     private var plan: FaultPlan
     private var count = 0
     private var trace: [String] = []
+    private var reads = 0
+    private var capturePolicies: (@Sendable (Int) -> [PowerLossPolicy])?
+    private var captured: [CapturedImage] = []
+    private var syncDelay: UInt32 = 0
+    private var readTrace: [String] = []
     private var crashedAt: Int?
 
     /// A file system holding `image`, all of it durable.
@@ -109,8 +114,35 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     package var operationCount: Int { lock.withLock { count } }
     /// One line per operation so far: `3 write /x/store-wal @64 +412`.
     package var operations: [String] { lock.withLock { trace } }
+    /// Reads so far (counted apart from the other operations).
+    package var readCount: Int { lock.withLock { reads } }
+    /// One line per read so far: `3 read /x/store-wal @64 +412`.
+    package var readOperations: [String] { lock.withLock { readTrace } }
     /// The operation the process died in, if it did.
     package var crashOperation: Int? { lock.withLock { crashedAt } }
+
+    /// A disk image as a power loss would leave it just before an operation started.
+    package struct CapturedImage: Sendable {
+        /// The operation that had not started yet (the image holds operations before it).
+        package var operation: Int
+        package var policy: PowerLossPolicy
+        package var image: DiskImage
+    }
+
+    /// From now on, before each operation `n` starts, keeps the disk image each of
+    /// `policies(n)` leaves. For workloads whose threads interleave differently on every run,
+    /// where crashing at operation `n` of a new run would not crash the same interleaving: one
+    /// run then yields a crash image at every operation.
+    package func captureImages(_ policies: @escaping @Sendable (Int) -> [PowerLossPolicy]) {
+        lock.withLock { capturePolicies = policies }
+    }
+
+    /// The images kept since ``captureImages(_:)``, in operation order.
+    package var capturedImages: [CapturedImage] { lock.withLock { captured } }
+
+    /// Makes every sync take `microseconds` longer (outside the file system's lock), as a disk's
+    /// flush does, so threads that save meanwhile queue behind it and share the next group commit.
+    package func setSyncDelay(microseconds: UInt32) { lock.withLock { syncDelay = microseconds } }
 
     /// Replaces the plan; operation numbers keep counting.
     package func setPlan(_ plan: FaultPlan) { lock.withLock { self.plan = plan } }
@@ -134,10 +166,15 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     /// Counts an operation and decides what happens to it. Caller holds `lock`.
     private func begin(_ operation: String, _ path: String, _ detail: String = "") throws(StoreIOError) -> Fate {
         try checkAlive(operation, path)
+        if let capturePolicies {
+            for policy in capturePolicies(count + 1) {
+                captured.append(CapturedImage(operation: count + 1, policy: policy, image: powerLossLocked(policy)))
+            }
+        }
         count += 1
         trace.append("\(count) \(operation) \(path)\(detail.isEmpty ? "" : " \(detail)")")
         switch plan {
-        case .none:
+        case .none, .failRead:
             return .proceed
         case .crash(let at):
             guard count == at else { return .proceed }
@@ -243,6 +280,11 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
         lock.lock()
         defer { lock.unlock() }
         try checkAlive("read", path)
+        reads += 1
+        readTrace.append("\(reads) read \(path) @\(offset) +\(wanted)")
+        if case .failRead(let code, let at, let persistent) = plan, reads == at || (persistent && reads > at) {
+            throw StoreIOError(operation: "read", path: path, code: code, reason: "\(String(cString: strerror(code))) (injected at read \(reads))")
+        }
         guard let bytes = inodes[id]?.current, offset < UInt64(bytes.count), wanted > 0 else { return [] }
         let start = Int(offset)
         return Array(bytes[start..<min(bytes.count, start + wanted)])
@@ -276,6 +318,8 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     }
 
     package func sync(_ id: Int, path: String) throws(StoreIOError) {
+        let delay = lock.withLock { syncDelay }
+        if delay > 0 { usleep(delay) }
         lock.lock()
         defer { lock.unlock() }
         let fate = try begin("sync", path)
@@ -317,8 +361,11 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
 
     /// The disk as `policy` leaves it after the machine stops now.
     package func powerLoss(_ policy: PowerLossPolicy) -> DiskImage {
-        lock.lock()
-        defer { lock.unlock() }
+        lock.withLock { powerLossLocked(policy) }
+    }
+
+    /// Caller holds `lock`.
+    private func powerLossLocked(_ policy: PowerLossPolicy) -> DiskImage {
         var generator = SeededGenerator(seed: 0)
         var folder = durableNames
         switch policy {

@@ -6,7 +6,8 @@ import Darwin
 
 /// What a ``FaultInjectingFileSystem`` does at a chosen operation. Operations are counted from 1
 /// in the order they happen: every write, sync, truncate, rename, remove, directory sync and file
-/// creation is one operation; reads, sizes and existence checks are not.
+/// creation is one operation; reads, sizes and existence checks are not (reads have their own
+/// count, for ``failRead(code:at:persistent:)``).
 package enum FaultPlan: Sendable, Equatable, CustomStringConvertible {
     /// Every operation succeeds.
     case none
@@ -19,12 +20,17 @@ package enum FaultPlan: Sendable, Equatable, CustomStringConvertible {
     /// the file's unsynced writes (they stay readable but never become durable, as with Linux's
     /// writeback errors). Later operations succeed, or fail the same way when `persistent`.
     case fail(code: Int32, at: Int, persistent: Bool)
+    /// Read number `at` (reads are counted on their own, from 1, so the numbers of the other
+    /// operations stay as they are) fails with `code` and returns nothing, as a `pread` that
+    /// meets a bad sector does. Later reads succeed, or fail the same way when `persistent`.
+    case failRead(code: Int32, at: Int, persistent: Bool)
 
     package var description: String {
         switch self {
         case .none: return "no fault"
         case .crash(let at): return "crash at op \(at)"
         case .fail(let code, let at, let persistent): return "\(Self.name(of: code)) at op \(at)\(persistent ? " and after" : " once")"
+        case .failRead(let code, let at, let persistent): return "\(Self.name(of: code)) at read \(at)\(persistent ? " and after" : " once")"
         }
     }
 
