@@ -13,6 +13,7 @@ import XCTest
 /// each kill the store opens, verifies, holds every save the child reported as returned, and no
 /// part of any other save.
 ///
+/// The kill timings come from a seed printed at the start; `COREDATA_KILL_SEED=S` replays them.
 /// The child is this test binary run again on ``testChildSavesUntilKilled()`` with the store's
 /// path in the environment; in an ordinary run that test does nothing.
 final class ProcessKillTests: XCTestCase {
@@ -55,6 +56,8 @@ final class ProcessKillTests: XCTestCase {
 
     func testSIGKILLAtRandomMomentsLosesNoReturnedSave() throws {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/proc/self/exe"), "the child is this binary, found through /proc/self/exe")
+        let seed = KillSeed.make(suite: "process kill suite")
+        var generator = SeededGenerator(seed: seed)
         let folder = NSTemporaryDirectory() + "kill-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer {
@@ -71,8 +74,6 @@ final class ProcessKillTests: XCTestCase {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.storeVariable] = path
         environment[Self.reportVariable] = reportPath
-        let seed = UInt64.random(in: 0...UInt64.max)
-        var generator = SeededGenerator(seed: seed)
         let started = Date()
         var saves: Int64 = 0
         var keptInFlight = 0

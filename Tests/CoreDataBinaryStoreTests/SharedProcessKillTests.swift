@@ -65,8 +65,7 @@ final class SharedProcessKillTests: XCTestCase {
 
     func testSIGKILLDuringCheckpointsAndCompactionsOfTwoProcesses() throws {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/proc/self/exe"), "the children are this binary, found through /proc/self/exe")
-        let seed = ProcessInfo.processInfo.environment["COREDATA_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        print("shared process kill suite: seed \(seed) (COREDATA_KILL_SEED=\(seed) replays the kill timings)")
+        let seed = KillSeed.make(suite: "shared process kill suite")
         var generator = SeededGenerator(seed: seed)
         let folder = NSTemporaryDirectory() + "shared-kill-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
