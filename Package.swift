@@ -25,7 +25,8 @@
 //   coredata-demo            the README's demo
 //
 // Tests/CoreDataTestSupport is a library target the test targets share: the fault-injecting file
-// system and the crash workload run against both file stores.
+// system and the crash workload run against both file stores. Tests/CoreDataTestModel holds the
+// one all-attribute-types test model; the test suites and the fuzz targets both build on it.
 //
 // Fuzz targets (Fuzz/README.md): their bodies are the library FuzzTargets (with FuzzBinarySupport),
 // built always so that CoreDataFuzzReplayTests replays every seed corpus through them; the
@@ -138,9 +139,17 @@ let package = Package(
             name: "CoreDataPageCodecTests",
             dependencies: ["CoreDataPageCodec"]
         ),
+        // The one all-attribute-types test model and the models composed from it, shared by the
+        // test suites (through CoreDataTestSupport, which re-exports it) and the fuzz targets, so
+        // neither depends on the other.
+        .target(
+            name: "CoreDataTestModel",
+            dependencies: ["CoreDataModel", "CoreDataStorage"],
+            path: "Tests/CoreDataTestModel"
+        ),
         .target(
             name: "CoreDataTestSupport",
-            dependencies: ["CoreDataFileSystem", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"],
+            dependencies: ["CoreDataFileSystem", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel", "CoreDataTestModel"],
             path: "Tests/CoreDataTestSupport"
         ),
         .testTarget(
@@ -169,11 +178,11 @@ let package = Package(
             name: "AppleStyleClientTests",
             dependencies: ["CoreData"]
         ),
-        // What the fuzz targets share: the golden store's model, an in-memory file system, the
-        // checksum fixer.
+        // What the fuzz targets share: the golden store's catalog (its model is CoreDataTestModel's),
+        // an in-memory file system, the checksum fixer.
         .target(
             name: "FuzzBinarySupport",
-            dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel"],
+            dependencies: ["CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel", "CoreDataTestModel"],
             path: "Fuzz/FuzzBinarySupport"
         ),
         // The body of every fuzz target, `<Target>.run(bytes)`, and the binary targets' corpus maker.
@@ -181,7 +190,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CoreData", "CoreDataModel", "CoreDataPredicate", "CoreDataArchive", "CoreDataStorage", "CoreDataBinaryFormat",
-                "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataXMLFormat", "FuzzBinarySupport",
+                "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataXMLFormat", "CoreDataTestModel", "FuzzBinarySupport",
             ],
             path: "Fuzz/FuzzTargets"
         ),

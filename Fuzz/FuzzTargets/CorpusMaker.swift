@@ -5,6 +5,7 @@ import CoreDataBinaryFormat
 import CoreDataBinaryStore
 import CoreDataPageCodec
 import CoreDataStorage
+import CoreDataTestModel
 import Foundation
 import FuzzBinarySupport
 
@@ -26,9 +27,9 @@ public enum CorpusMaker {
         options.fileSystem = fs
         options.backgroundCheckpoints = false
         options.durability = .full
-        let store = try BinaryStore(path: "/s/store", model: FuzzModel.model, metadata: StoreMetadata(), options: options)
-        _ = try store.save(StoreChangeSet(inserted: [FuzzModel.item(6, owner: 1, tags: [2]), FuzzModel.tag(3, "green", items: [6])]))
-        var updated = FuzzModel.item(3, owner: nil, tags: [1, 2, 3])
+        let store = try BinaryStore(path: "/s/store", model: BinaryTestModel.model, metadata: StoreMetadata(), options: options)
+        _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.item(6, owner: 1, tags: [2]), BinaryTestModel.tag(3, "green", items: [6])]))
+        var updated = BinaryTestModel.item(3, owner: nil, tags: [1, 2, 3])
         updated.version = 1
         updated.values["text"] = .string("third")
         _ = try store.save(StoreChangeSet(updated: [updated], deleted: [(StoreObjectID(entityName: "Item", primaryKey: 4), 1)]))
@@ -65,7 +66,7 @@ public enum CorpusMaker {
         var shrunk = Catalog()
         shrunk.register(entity: catalog.entities[0].name, properties: catalog.entities[0].properties)
         var writer = LogFrameWriter(salt: root.logSalt, sequence: 0, chain: root.logSalt, capacity: 256)
-        writer.appendEntry(kind: .put, sizeHint: 32) { RecordCodec.encode(FuzzModel.tag(9, "orphan"), catalog: catalog, into: &$0) }
+        writer.appendEntry(kind: .put, sizeHint: 32) { RecordCodec.encode(BinaryTestModel.tag(9, "orphan"), catalog: catalog, into: &$0) }
         writer.appendEntry(kind: .catalog, sizeHint: 64) { $0.append(shrunk.encoded()) }
         writer.finish()
         return LogHeader(storeUUID: header.storeUUID).encoded() + writer.bytes
@@ -120,13 +121,13 @@ public enum CorpusMaker {
             }
         }
         // Records encoded with the fixed catalog, both encoders, a tombstone.
-        for row in [FuzzModel.item(7, owner: 2, tags: [1, 9]), FuzzModel.owner(2, "Bo", items: [7]), FuzzModel.tag(4, "", items: [])] {
+        for row in [BinaryTestModel.item(7, owner: 2, tags: [1, 9]), BinaryTestModel.owner(2, "Bo", items: [7]), BinaryTestModel.tag(4, "", items: [])] {
             var writer = ByteWriter()
-            RecordCodec.encode(row, catalog: FuzzModel.catalog, into: &writer)
+            RecordCodec.encode(row, catalog: BinaryTestModel.catalog, into: &writer)
             records.append(writer.bytes)
         }
         var tombstone = ByteWriter()
-        RecordCodec.encodeTombstone(StoreObjectID(entityName: "Item", primaryKey: 8), version: 3, catalog: FuzzModel.catalog, into: &tombstone)
+        RecordCodec.encodeTombstone(StoreObjectID(entityName: "Item", primaryKey: 8), version: 3, catalog: BinaryTestModel.catalog, into: &tombstone)
         records.append(tombstone.bytes)
         var seen = Set<[UInt8]>()
         for record in records where seen.insert(record).inserted {

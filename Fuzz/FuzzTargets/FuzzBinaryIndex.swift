@@ -10,6 +10,7 @@
 // is a bug.
 import CoreDataBinaryFormat
 import CoreDataBinaryStore
+import CoreDataTestModel
 import FuzzBinarySupport
 
 /// The body of the `FuzzBinaryIndex` libFuzzer target, also replayed over its corpus by `swift test`.
@@ -41,7 +42,7 @@ public enum FuzzBinaryIndex {
     /// index does not load exactly, or a damaged one loads breaking the format's rules.
     public static func run(_ bytes: [UInt8]) {
         var program = Program(bytes: bytes)
-        let entityCount = FuzzModel.catalog.entities.count
+        let entityCount = BinaryTestModel.catalog.entities.count
         // Locations point into the data pages the file is pretended to have before the index.
         let dataEnd = UInt64(BinaryStoreLayout.firstPageOffset) + 1 << 16
 
@@ -115,7 +116,7 @@ public enum FuzzBinaryIndex {
 
         // 3. Load it back.
         do {
-            let loaded = try BinaryStore.loadIndex(handle, root: root, catalog: FuzzModel.catalog)
+            let loaded = try BinaryStore.loadIndex(handle, root: root, catalog: BinaryTestModel.catalog)
             var seen: [IndexEntry] = []
             loaded.forEachLiveEntry { seen.append(IndexEntry(entityID: UInt32($0), primaryKey: $1, location: $2)) }
             if flips == 0 {

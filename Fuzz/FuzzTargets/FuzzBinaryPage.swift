@@ -5,6 +5,7 @@
 // the metadata property list. Each input is decoded as given and again with its checksum
 // rewritten. Decoders must throw; any crash, hang or sanitizer report is a bug.
 import CoreDataBinaryFormat
+import CoreDataTestModel
 import FuzzBinarySupport
 
 /// The body of the `FuzzBinaryPage` libFuzzer target, also replayed over its corpus by `swift test`.
@@ -28,8 +29,8 @@ public enum FuzzBinaryPage {
             guard let page = try? DataPage(payload: payload, pageOffset: 4_096) else { return }
             for slot in 0..<page.count {
                 guard let range = page.range(of: slot) else { preconditionFailure("slot \(slot) of \(page.count) has no range") }
-                _ = try? RecordCodec.decodeHeader(payload, from: range.lowerBound, to: range.upperBound, catalog: FuzzModel.catalog)
-                _ = try? RecordCodec.decode(payload, from: range.lowerBound, to: range.upperBound, catalog: FuzzModel.catalog)
+                _ = try? RecordCodec.decodeHeader(payload, from: range.lowerBound, to: range.upperBound, catalog: BinaryTestModel.catalog)
+                _ = try? RecordCodec.decode(payload, from: range.lowerBound, to: range.upperBound, catalog: BinaryTestModel.catalog)
             }
         case .catalog:
             if let catalog = try? Catalog(decoding: payload) {

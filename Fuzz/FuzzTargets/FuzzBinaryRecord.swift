@@ -8,6 +8,7 @@
 // sanitizer report is a bug.
 import CoreDataBinaryFormat
 import CoreDataStorage
+import CoreDataTestModel
 import Foundation
 import FuzzBinarySupport
 
@@ -22,7 +23,7 @@ public enum FuzzBinaryRecord {
             let again = try? HistoryRecordCodec.decodeChanges(HistoryRecordCodec.encodeChanges(changes))
             precondition(again.map { sameChanges($0, changes) } ?? false, "a change list does not survive encode → decode: \(describe(bytes))")
         }
-        let catalog = FuzzModel.catalog
+        let catalog = BinaryTestModel.catalog
         let decoded = try? RecordCodec.decode(bytes, catalog: catalog)
         let header = try? RecordCodec.decodeHeader(bytes, catalog: catalog)
         if let decoded { precondition(header == decoded.0, "decodeHeader and decode disagree on \(describe(bytes))") }

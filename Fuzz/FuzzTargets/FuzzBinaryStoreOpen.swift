@@ -7,6 +7,7 @@
 import CoreDataBinaryFormat
 import CoreDataBinaryStore
 import CoreDataStorage
+import CoreDataTestModel
 import FuzzBinarySupport
 
 /// The body of the `FuzzBinaryStoreOpen` libFuzzer target, also replayed over its corpus by `swift test`.
@@ -32,10 +33,10 @@ public enum FuzzBinaryStoreOpen {
         options.fileSystem = MemoryFileSystem(files: files)
         options.backgroundCheckpoints = false
         options.pageCacheBytes = 1 << 20
-        guard let store = try? BinaryStore(path: "/fuzz/store", model: FuzzModel.model, metadata: StoreMetadata(), options: options) else { return }
+        guard let store = try? BinaryStore(path: "/fuzz/store", model: BinaryTestModel.model, metadata: StoreMetadata(), options: options) else { return }
         _ = try? store.objectCounts()
         _ = try? store.metadata()
-        for entity in FuzzModel.model.entities {
+        for entity in BinaryTestModel.model.entities {
             guard let result = try? store.execute(StoreFetchRequest(entity: entity)) else { continue }
             if case .rows(let rows) = result {
                 for row in rows { _ = try? store.row(for: row.objectID) }

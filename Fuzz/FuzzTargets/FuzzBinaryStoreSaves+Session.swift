@@ -3,6 +3,7 @@
 import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataStorage
+import CoreDataTestModel
 import Foundation
 import FuzzBinarySupport
 
@@ -149,7 +150,7 @@ extension FuzzBinaryStoreSaves {
         /// Opens the input's files; `false` when they do not open (fine: the input ends).
         func open() -> Bool {
             options.fileSystem = fileSystem
-            guard let opened = try? BinaryStore(path: path, model: FuzzModel.model, metadata: StoreMetadata(), options: options) else { return false }
+            guard let opened = try? BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(), options: options) else { return false }
             store = opened
             guard let verification = try? opened.verify() else {
                 try? opened.close()
@@ -175,7 +176,7 @@ extension FuzzBinaryStoreSaves {
         func reopen() {
             options.fileSystem = fileSystem
             do {
-                store = try BinaryStore(path: path, model: FuzzModel.model, metadata: StoreMetadata(), options: options)
+                store = try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(), options: options)
             } catch {
                 expect(false, "the store does not open again: \(error)")
                 store = nil

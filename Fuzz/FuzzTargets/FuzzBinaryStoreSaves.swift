@@ -1,7 +1,7 @@
 // Fuzz target: saves, maintenance and reopens on a binary store, starting from fuzzed files or
 // from nothing. FuzzBinaryStoreOpen only reads a damaged store; this target writes to one the way
-// a coordinator does (through the store protocol, on an in-memory file system, under FuzzModel's
-// model) and checks what the store promises about writes:
+// a coordinator does (through the store protocol, on an in-memory file system, under
+// BinaryTestModel) and checks what the store promises about writes:
 //
 // - a save that returned is in the store at once and after a close and reopen or a crash and
 //   reopen, row for row (values, versions, the objects that exist);
@@ -25,6 +25,7 @@ import CoreDataBinaryFormat
 import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataStorage
+import CoreDataTestModel
 import Foundation
 import FuzzBinarySupport
 
@@ -175,7 +176,7 @@ public enum FuzzBinaryStoreSaves {
     // MARK: - Rows
 
     /// The model's entities by name and their properties in a fixed order.
-    static let entities = FuzzModel.model.entitiesByName
+    static let entities = BinaryTestModel.model.entitiesByName
     static let entityNames = entities.keys.sorted()
     static let propertyNames: [String: [String]] = entities.mapValues { $0.propertiesByName.keys.sorted() }
 

@@ -4,6 +4,7 @@
 // (header, entry bodies, frame chain). Decoders must throw or say no; any crash, hang or sanitizer
 // report is a bug.
 import CoreDataBinaryFormat
+import CoreDataTestModel
 import FuzzBinarySupport
 
 /// The body of the `FuzzLogFrame` libFuzzer target, also replayed over its corpus by `swift test`.
@@ -42,7 +43,7 @@ public enum FuzzLogFrame {
                             preconditionFailure("an entry that split from its frame does not read back alone")
                         }
                         precondition(kind == entry.kind && Array(located[range]) == body, "entry reads back differently alone")
-                        _ = try? RecordCodec.decode(body, catalog: FuzzModel.catalog)
+                        _ = try? RecordCodec.decode(body, catalog: BinaryTestModel.catalog)
                     case .catalog:
                         _ = try? Catalog(decoding: body)
                     case .metadata:

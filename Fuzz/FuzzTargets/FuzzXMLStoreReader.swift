@@ -6,56 +6,17 @@
 // report is a bug.
 import CoreDataModel
 import CoreDataStorage
+import CoreDataTestModel
 import CoreDataXMLFormat
 import Foundation
 
 /// The body of the `FuzzXMLStoreReader` libFuzzer target, also replayed over its corpus by `swift test`.
 public enum FuzzXMLStoreReader {
-    /// Owner 1—* Item (ordered), Item *—* Tag; Item has one attribute of every type.
-    private static let schema: XMLStoreSchema? = {
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            return attribute
-        }
-        func relationship(_ name: String, toMany: Bool, ordered: Bool = false) -> NSRelationshipDescription {
-            let relationship = NSRelationshipDescription()
-            relationship.name = name
-            relationship.maxCount = toMany ? 0 : 1
-            relationship.isOrdered = ordered
-            return relationship
-        }
-        let ownerItems = relationship("items", toMany: true, ordered: true)
-        let itemOwner = relationship("owner", toMany: false)
-        let itemTags = relationship("tags", toMany: true)
-        let tagItems = relationship("items", toMany: true)
-        let owner = NSEntityDescription()
-        owner.name = "Owner"
-        owner.properties = [attribute("name", .stringAttributeType), ownerItems]
-        let item = NSEntityDescription()
-        item.name = "Item"
-        item.properties = [
-            attribute("i16", .integer16AttributeType), attribute("i32", .integer32AttributeType), attribute("i64", .integer64AttributeType),
-            attribute("flag", .booleanAttributeType), attribute("double", .doubleAttributeType), attribute("float", .floatAttributeType),
-            attribute("decimal", .decimalAttributeType), attribute("text", .stringAttributeType), attribute("date", .dateAttributeType),
-            attribute("blob", .binaryDataAttributeType), attribute("uuid", .UUIDAttributeType), attribute("uri", .URIAttributeType),
-            attribute("archived", .transformableAttributeType), itemOwner, itemTags,
-        ]
-        let tag = NSEntityDescription()
-        tag.name = "Tag"
-        tag.properties = [attribute("label", .stringAttributeType), tagItems]
-        for (a, aEntity, b, bEntity) in [(ownerItems, owner, itemOwner, item), (itemTags, item, tagItems, tag)] {
-            a.destinationEntity = bEntity
-            b.destinationEntity = aEntity
-            a.inverseRelationship = b
-            b.inverseRelationship = a
-        }
-        let model = NSManagedObjectModel()
-        model.entities = [owner, item, tag]
-        try? model.freeze()
-        return try? XMLStoreSchema(model: model)
-    }()
+    /// The all-types test model (Owner 1—* Item (ordered), Item *—* Tag; Item has one attribute
+    /// of every type) with a transformable `Item.archived`, for the XML format's `transformable`
+    /// values (the corpus's every-type.xml holds one); the other test models have none.
+    private static let schema: XMLStoreSchema? = try? XMLStoreSchema(
+        model: AllTypesModel.make(itemAttributes: [AllTypesModel.attribute("archived", .transformableAttributeType)]))
 
     /// The unordered to-many relationships of the model above.
     private static let unordered: Set<String> = ["Item.tags", "Tag.items"]

@@ -13,8 +13,9 @@ import XCTest
 /// each kill the store opens, verifies, holds every save the child reported as returned, and no
 /// part of any other save.
 ///
+/// The kill timings come from a seed printed at the start; `COREDATA_KILL_SEED=S` replays them.
 /// The child is this test binary run again on ``testChildSavesUntilKilled()`` with the store's
-/// path in the environment; in an ordinary run that test does nothing.
+/// path in the environment (``ChildProcess``); in an ordinary run that test does nothing.
 final class ProcessKillTests: XCTestCase {
     static let storeVariable = "COREDATA_CRASH_CHILD_STORE"
     static let reportVariable = "COREDATA_CRASH_CHILD_REPORT"
@@ -29,7 +30,7 @@ final class ProcessKillTests: XCTestCase {
     func testChildSavesUntilKilled() throws {
         let environment = ProcessInfo.processInfo.environment
         guard let path = environment[Self.storeVariable], let reportPath = environment[Self.reportVariable] else { return }
-        func announce(_ phase: String) { FileHandle.standardOutput.write(Data("child: \(phase)\n".utf8)) }
+        let announce = ChildProcess.announce
         var options = BinaryStoreOptions()
         options.checkpointThreshold = 4 << 10
         announce("opening")
@@ -37,15 +38,13 @@ final class ProcessKillTests: XCTestCase {
         announce("opened, \(store.openReport)")
         let start = try StoreSnapshot.read(store)
         guard var n = KillWorkload.lastSave(in: start) else { return XCTFail("the store holds no save counter: \(start)") }
-        let report = Glibc.open(reportPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard report >= 0 else { return XCTFail("cannot open \(reportPath)") }
+        guard let report = ChildProcess.Report(path: reportPath) else { return XCTFail("cannot open \(reportPath)") }
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             n += 1
             announce("save \(n)")
             _ = try store.save(KillWorkload.changes(forSave: n))
-            let line = Array("\(n)\n".utf8)
-            guard line.withUnsafeBytes({ Glibc.write(report, $0.baseAddress, $0.count) }) == line.count else { return XCTFail("cannot report") }
+            guard report.append("\(n)") else { return XCTFail("cannot report") }
             if n % 8 == 0 {
                 announce("compact")
                 try store.compact()
@@ -54,7 +53,9 @@ final class ProcessKillTests: XCTestCase {
     }
 
     func testSIGKILLAtRandomMomentsLosesNoReturnedSave() throws {
-        try XCTSkipUnless(FileManager.default.fileExists(atPath: "/proc/self/exe"), "the child is this binary, found through /proc/self/exe")
+        try XCTSkipUnless(ChildProcess.isAvailable, "the child is this binary, found through /proc/self/exe")
+        let seed = KillSeed.make(suite: "process kill suite")
+        var generator = SeededGenerator(seed: seed)
         let folder = NSTemporaryDirectory() + "kill-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer {
@@ -67,31 +68,18 @@ final class ProcessKillTests: XCTestCase {
         let path = folder + "/store"
         let reportPath = folder + "/report"
         let outputPath = folder + "/child.log"
-        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.storeVariable] = path
-        environment[Self.reportVariable] = reportPath
-        let seed = UInt64.random(in: 0...UInt64.max)
-        var generator = SeededGenerator(seed: seed)
+        let environment = [Self.storeVariable: path, Self.reportVariable: reportPath]
         let started = Date()
         var saves: Int64 = 0
         var keptInFlight = 0
         var phases: [String: Int] = [:]
         for round in 1...Self.kills {
             let reportedBefore = Self.reported(reportPath).count
-            _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-            let output = try XCTUnwrap(FileHandle(forWritingAtPath: outputPath))
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: binary)
-            child.arguments = [Self.childTest]
-            child.environment = environment
-            child.standardOutput = output
-            child.standardError = output
-            try child.run()
+            let child = try ChildProcess(test: Self.childTest, environment: environment, outputPath: outputPath)
             let limit = Date().addingTimeInterval(20)
             if round % 6 == 0 {
                 // Kill during open and recovery.
-                while !Self.output(outputPath).contains("child: opening"), child.isRunning, Date() < limit { usleep(200) }
+                while !child.hasAnnounced("opening"), child.isRunning, Date() < limit { usleep(200) }
                 usleep(UInt32.random(in: 0..<4_000, using: &generator))
             } else {
                 // Kill among saves, compactions and background checkpoints.
@@ -99,16 +87,13 @@ final class ProcessKillTests: XCTestCase {
                 usleep(UInt32.random(in: 0..<25_000, using: &generator))
             }
             let wasRunning = child.isRunning
-            kill(child.processIdentifier, SIGKILL)
+            child.kill()
             child.waitUntilExit()
-            try? output.close()
             let context = "round \(round) (seed \(seed))"
-            guard wasRunning, child.terminationReason == .uncaughtSignal else {
-                return XCTFail("\(context): the child stopped by itself (status \(child.terminationStatus)):\n\(Self.output(outputPath).suffix(3_000))")
+            guard wasRunning, child.wasKilled else {
+                return XCTFail("\(context): the child stopped by itself (status \(child.terminationStatus)):\n\(child.printed.suffix(3_000))")
             }
-            let announced = Self.output(outputPath).split(separator: "\n").last { $0.hasPrefix("child: ") }
-            let phase = announced.map { String($0.dropFirst("child: ".count).prefix { $0 != " " && $0 != "," }) } ?? "start-up"
-            phases[phase, default: 0] += 1
+            phases[child.lastPhase, default: 0] += 1
 
             // What the child reported as returned must be there, whole; nothing else may be.
             let reported = Self.reported(reportPath)
@@ -142,10 +127,6 @@ final class ProcessKillTests: XCTestCase {
 
     /// The save numbers in the report file, in order.
     private static func reported(_ path: String) -> [Int64] {
-        output(path).split(separator: "\n").compactMap { Int64($0) }
-    }
-
-    private static func output(_ path: String) -> String {
-        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        ChildProcess.reportLines(path).compactMap { Int64($0) }
     }
 }

@@ -16,7 +16,8 @@ import XCTest
 /// flight), with its values (issue 19, "real processes").
 ///
 /// The kill timings come from a seed printed at the start; `COREDATA_KILL_SEED=S` replays them.
-/// The children are this test binary run again on ``testChildSharesAndMaintains()``.
+/// The children are this test binary run again on ``testChildSharesAndMaintains()``
+/// (``ChildProcess``).
 final class SharedProcessKillTests: XCTestCase {
     static let storeVariable = "COREDATA_SHARED_CHILD_STORE"
     static let reportVariable = "COREDATA_SHARED_CHILD_REPORT"
@@ -33,7 +34,7 @@ final class SharedProcessKillTests: XCTestCase {
         let environment = ProcessInfo.processInfo.environment
         guard let path = environment[Self.storeVariable], let reportPath = environment[Self.reportVariable],
               let name = environment[Self.nameVariable] else { return }
-        func announce(_ phase: String) { FileHandle.standardOutput.write(Data("child: \(phase)\n".utf8)) }
+        let announce = ChildProcess.announce
         var options = BinaryStoreOptions()
         options.checkpointThreshold = 4 << 10
         announce("opening")
@@ -41,17 +42,14 @@ final class SharedProcessKillTests: XCTestCase {
         let noteEntity = try XCTUnwrap(CrashTestModel.model.entitiesByName["Note"])
         guard case .rows(let existing) = try store.execute(StoreFetchRequest(entity: noteEntity)) else { return XCTFail("a fetch of notes returned no rows") }
         var n = existing.filter { Self.child(of: $0) == name }.compactMap(Self.save(of:)).max() ?? 0
-        let report = Glibc.open(reportPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard report >= 0 else { return XCTFail("cannot open \(reportPath)") }
+        guard let report = ChildProcess.Report(path: reportPath) else { return XCTFail("cannot open \(reportPath)") }
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             n += 1
             announce("save \(n)")
             let key = try store.newPrimaryKeys(entityName: "Note", count: 1)[0]
             _ = try store.save(StoreChangeSet(inserted: [Self.note(key, child: name, save: n)]))
-            // One write(2) per line: a kill lands before or after it, never inside.
-            let line = Array("\(n) \(key)\n".utf8)
-            guard line.withUnsafeBytes({ Glibc.write(report, $0.baseAddress, $0.count) }) == line.count else { return XCTFail("cannot report") }
+            guard report.append("\(n) \(key)") else { return XCTFail("cannot report") }
             if n % 3 == 0 {
                 announce("checkpoint")
                 try store.checkpoint()
@@ -64,9 +62,8 @@ final class SharedProcessKillTests: XCTestCase {
     }
 
     func testSIGKILLDuringCheckpointsAndCompactionsOfTwoProcesses() throws {
-        try XCTSkipUnless(FileManager.default.fileExists(atPath: "/proc/self/exe"), "the children are this binary, found through /proc/self/exe")
-        let seed = ProcessInfo.processInfo.environment["COREDATA_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        print("shared process kill suite: seed \(seed) (COREDATA_KILL_SEED=\(seed) replays the kill timings)")
+        try XCTSkipUnless(ChildProcess.isAvailable, "the children are this binary, found through /proc/self/exe")
+        let seed = KillSeed.make(suite: "shared process kill suite")
         var generator = SeededGenerator(seed: seed)
         let folder = NSTemporaryDirectory() + "shared-kill-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -78,7 +75,6 @@ final class SharedProcessKillTests: XCTestCase {
             }
         }
         let path = folder + "/store"
-        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let names = ["a", "b"]
         let started = Date()
         var phases: [String: Int] = [:]
@@ -86,38 +82,25 @@ final class SharedProcessKillTests: XCTestCase {
         var inFlight = 0
         for round in 1...Self.rounds {
             let context = "round \(round) (seed \(seed))"
-            var children: [Process] = []
-            for name in names {
-                let output = folder + "/\(name).log"
-                _ = FileManager.default.createFile(atPath: output, contents: nil)
-                let child = Process()
-                child.executableURL = URL(fileURLWithPath: binary)
-                child.arguments = [Self.childTest]
-                var environment = ProcessInfo.processInfo.environment
-                environment[Self.storeVariable] = path
-                environment[Self.reportVariable] = folder + "/\(name).report"
-                environment[Self.nameVariable] = name
-                child.environment = environment
-                let handle = try XCTUnwrap(FileHandle(forWritingAtPath: output))
-                child.standardOutput = handle
-                child.standardError = handle
-                try child.run()
-                children.append(child)
+            let children = try names.map { name in
+                try ChildProcess(test: Self.childTest, environment: [
+                    Self.storeVariable: path, Self.reportVariable: folder + "/\(name).report", Self.nameVariable: name,
+                ], outputPath: folder + "/\(name).log")
             }
             // The first kill waits for its child to start a checkpoint (odd rounds) or a
             // compaction (even rounds), then lands a few milliseconds into it.
             let target = Int.random(in: 0...1, using: &generator)
             let phase = round % 2 == 1 ? "checkpoint" : "compact"
             let limit = Date().addingTimeInterval(20)
-            while Self.lastPhase(folder + "/\(names[target]).log") != phase, children[target].isRunning, Date() < limit { usleep(100) }
+            while children[target].lastPhase != phase, children[target].isRunning, Date() < limit { usleep(100) }
             usleep(UInt32.random(in: 0..<3_000, using: &generator))
-            let landed = Self.lastPhase(folder + "/\(names[target]).log")
-            kill(children[target].processIdentifier, SIGKILL)
+            let landed = children[target].lastPhase
+            children[target].kill()
             usleep(UInt32.random(in: 0..<20_000, using: &generator))
-            kill(children[1 - target].processIdentifier, SIGKILL)
+            children[1 - target].kill()
             for child in children { child.waitUntilExit() }
-            for (index, child) in children.enumerated() where child.terminationReason != .uncaughtSignal {
-                return XCTFail("\(context): child \(names[index]) stopped by itself (status \(child.terminationStatus)):\n\(Self.output(folder + "/\(names[index]).log").suffix(3_000))")
+            for (index, child) in children.enumerated() where !child.wasKilled {
+                return XCTFail("\(context): child \(names[index]) stopped by itself (status \(child.terminationStatus)):\n\(child.printed.suffix(3_000))")
             }
             kills += 2
             phases[landed, default: 0] += 1
@@ -186,20 +169,10 @@ final class SharedProcessKillTests: XCTestCase {
 
     /// The `(save, key)` lines of a child's report, in order.
     private static func reported(_ path: String) -> [(save: Int64, key: Int64)] {
-        output(path).split(separator: "\n").compactMap { line in
+        ChildProcess.reportLines(path).compactMap { line in
             let parts = line.split(separator: " ")
             guard parts.count == 2, let save = Int64(parts[0]), let key = Int64(parts[1]) else { return nil }
             return (save, key)
         }
-    }
-
-    /// The phase the child announced last: `save`, `checkpoint`, `compact` or `opening`.
-    private static func lastPhase(_ path: String) -> String {
-        let last = output(path).split(separator: "\n").last { $0.hasPrefix("child: ") }
-        return last.map { String($0.dropFirst("child: ".count).prefix { $0 != " " }) } ?? "start-up"
-    }
-
-    private static func output(_ path: String) -> String {
-        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 }

@@ -188,12 +188,10 @@ extension BinaryStore {
         }
     }
 
-    /// Writes a new store beside its final name, syncs it and renames it into place, so a crash
-    /// never leaves a half-made store under the store's name.
-    /// The caller holds the log locked (every writer's open takes it first), so no other
-    /// process creates, opens or saves meanwhile: the log is made empty here, never truncated
-    /// through another handle.
-    static func create(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, fileSystem fs: any StoreFileSystem, log lockedLog: any StoreFile) throws(StoreError) {
+    /// The catalog a new store of `model` starts with: entities by name, each with its stored
+    /// attributes, then its stored relationships, each sorted by name. (The fuzz targets decode
+    /// records against the catalog of a new store of the test model without opening one.)
+    package static func newCatalog(for model: NSManagedObjectModel) -> Catalog {
         var catalog = Catalog()
         for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
             guard let name = entity.name else { continue }
@@ -201,6 +199,16 @@ extension BinaryStore {
                 + entity.relationshipsByName.filter { !$0.value.isTransient }.keys.sorted()
             catalog.register(entity: name, properties: properties)
         }
+        return catalog
+    }
+
+    /// Writes a new store beside its final name, syncs it and renames it into place, so a crash
+    /// never leaves a half-made store under the store's name.
+    /// The caller holds the log locked (every writer's open takes it first), so no other
+    /// process creates, opens or saves meanwhile: the log is made empty here, never truncated
+    /// through another handle.
+    static func create(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, fileSystem fs: any StoreFileSystem, log lockedLog: any StoreFile) throws(StoreError) {
+        let catalog = newCatalog(for: model)
         let uuid = (metadata[NSStoreUUIDKeyName] as? String).flatMap(UUID.init(uuidString:)) ?? UUID()
         let header = FileHeader(storeUUID: uuid, created: UInt64(max(0, Date().timeIntervalSince1970 * 1000)))
         var bytes = header.encoded()

@@ -1,61 +1,21 @@
 import CoreDataModel
 import CoreDataStorage
+import CoreDataTestModel
 import Foundation
 
-/// The model of the crash and fault suites: Owner 1—* Item (ordered), Item *—* Tag, and Note
-/// with large binary values (a save of notes spans several log frames). Items carry every
-/// attribute type.
+/// The model of the crash and fault suites: the ``AllTypesModel`` (Owner 1—* Item (ordered),
+/// Item *—* Tag, Items carry every attribute type) with `Owner.rank` and a `Note` entity of large
+/// binary values (a save of notes spans several log frames), and its rows. Its items' values
+/// differ from BinaryTestModel's: they also vary by a variant, which the crash workload's updates use.
 package enum CrashTestModel {
     package static let model: NSManagedObjectModel = {
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = true
-            return attribute
-        }
-        func relationship(_ name: String, toMany: Bool, ordered: Bool = false) -> NSRelationshipDescription {
-            let relationship = NSRelationshipDescription()
-            relationship.name = name
-            relationship.maxCount = toMany ? 0 : 1
-            relationship.isOrdered = ordered
-            relationship.isOptional = true
-            return relationship
-        }
-        let ownerItems = relationship("items", toMany: true, ordered: true)
-        let itemOwner = relationship("owner", toMany: false)
-        let itemTags = relationship("tags", toMany: true)
-        let tagItems = relationship("items", toMany: true)
-        let owner = NSEntityDescription()
-        owner.name = "Owner"
-        owner.properties = [attribute("name", .stringAttributeType), attribute("rank", .integer16AttributeType), ownerItems]
-        let item = NSEntityDescription()
-        item.name = "Item"
-        item.properties = [
-            attribute("i16", .integer16AttributeType), attribute("i32", .integer32AttributeType),
-            attribute("i64", .integer64AttributeType), attribute("flag", .booleanAttributeType),
-            attribute("double", .doubleAttributeType), attribute("float", .floatAttributeType),
-            attribute("decimal", .decimalAttributeType), attribute("text", .stringAttributeType),
-            attribute("date", .dateAttributeType), attribute("blob", .binaryDataAttributeType),
-            attribute("uuid", .UUIDAttributeType), attribute("uri", .URIAttributeType),
-            itemOwner, itemTags,
-        ]
-        let tag = NSEntityDescription()
-        tag.name = "Tag"
-        tag.properties = [attribute("label", .stringAttributeType), tagItems]
         let note = NSEntityDescription()
         note.name = "Note"
-        note.properties = [attribute("title", .stringAttributeType), attribute("body", .binaryDataAttributeType), attribute("written", .dateAttributeType)]
-        for (a, aEntity, b, bEntity) in [(ownerItems, owner, itemOwner, item), (itemTags, item, tagItems, tag)] {
-            a.destinationEntity = bEntity
-            b.destinationEntity = aEntity
-            a.inverseRelationship = b
-            b.inverseRelationship = a
-        }
-        let model = NSManagedObjectModel()
-        model.entities = [owner, item, tag, note]
-        try? model.freeze()
-        return model
+        note.properties = [
+            AllTypesModel.attribute("title", .stringAttributeType), AllTypesModel.attribute("body", .binaryDataAttributeType),
+            AllTypesModel.attribute("written", .dateAttributeType),
+        ]
+        return AllTypesModel.make(ownerAttributes: [AllTypesModel.attribute("rank", .integer16AttributeType)], entities: [note])
     }()
 
     package static let entityNames = ["Item", "Note", "Owner", "Tag"]
@@ -87,10 +47,9 @@ package enum CrashTestModel {
         ])
     }
 
+    /// BinaryTestModel's tag: the Tag entity is the same in both models.
     package static func tag(_ key: Int64, _ label: String, items: [Int64] = []) -> StoreRow {
-        StoreRow(objectID: id("Tag", key), version: 0, values: [
-            "label": .string(label), "items": .references(items.map { id("Item", $0) }),
-        ])
+        BinaryTestModel.tag(key, label, items: items)
     }
 
     /// A note whose body is `size` bytes of poorly compressible data.
