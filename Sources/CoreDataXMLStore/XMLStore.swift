@@ -102,12 +102,14 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
             let file: any StoreFile
             do { file = try fileSystem.open(path, create: false, readOnly: true) } catch { throw .io(detail: "\(error)") }
             let locked: Bool
-            do { locked = try Self.lock(file, timeout: waiting ? options.lockTimeout : 0) } catch {
+            var pending: LockAttempt?
+            do { locked = try Self.lockWaiting.lockExclusively(file, timeout: waiting ? options.lockTimeout : 0, pending: &pending, closingOnTimeout: true) } catch {
                 file.close()
                 throw .io(detail: "\(error)")
             }
             guard locked else {
-                file.close()
+                // A wait still blocked in the kernel closes the file when it ends.
+                if pending == nil { file.close() }
                 if !waiting { return nil }
                 throw .io(detail: "the XML store at \(path) is locked by another process (a save there held it for more than \(options.lockTimeout) s)")
             }
@@ -121,17 +123,9 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
         throw .io(detail: "the XML store at \(path) was replaced while it was being locked, again and again")
     }
 
-    /// Non-blocking tries, 1 ms apart growing to 20 ms, until `timeout` seconds have passed.
-    private static func lock(_ file: any StoreFile, timeout: Double) throws(StoreIOError) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        var pause: UInt32 = 1_000
-        while true {
-            if try file.lock(exclusive: true, wait: false) { return true }
-            if Date() >= deadline { return false }
-            usleep(pause)
-            pause = min(pause * 2, 20_000)
-        }
-    }
+    /// How a save waits for the lock (§11): as the binary store waits for its log's.
+    private static let lockWaiting = LockWaiting(
+        pollingTime: XMLStoreLayout.lockPollingTime, firstPause: XMLStoreLayout.lockRetryPauses.first, longestPause: XMLStoreLayout.lockRetryPauses.longest)
 
     /// Files beside the store that saves a crash cut short left (§11). Caller holds the lock.
     private static func removeLeftovers(of path: String, fileSystem: any StoreFileSystem) throws(StoreError) {
@@ -165,11 +159,20 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
         }
         let file: any StoreFile
         do { file = try fileSystem.open(path, create: false, readOnly: true) } catch { throw .io(detail: "\(error)") }
-        defer { file.close() }
+        var pending: LockAttempt?
         let locked: Bool
-        do { locked = try lock(file, timeout: options.lockTimeout) } catch { throw .io(detail: "\(error)") }
-        guard locked else { throw .io(detail: "the XML store at \(path) is locked by another process (a save there held it for more than \(options.lockTimeout) s)") }
-        defer { file.unlock() }
+        do { locked = try lockWaiting.lockExclusively(file, timeout: options.lockTimeout, pending: &pending, closingOnTimeout: true) } catch {
+            file.close()
+            throw .io(detail: "\(error)")
+        }
+        guard locked else {
+            if pending == nil { file.close() }
+            throw .io(detail: "the XML store at \(path) is locked by another process (a save there held it for more than \(options.lockTimeout) s)")
+        }
+        defer {
+            file.unlock()
+            file.close()
+        }
         try removeLeftovers(of: path, fileSystem: fileSystem)
         do {
             try fileSystem.remove(path)

@@ -137,55 +137,16 @@ extension BinaryStore {
         throw .io(detail: "\(path) was replaced while it was being locked, again and again")
     }
 
-    /// Takes `file`'s exclusive lock, waiting up to `timeout` seconds (Formats/wal.md §9).
-    ///
-    /// First non-blocking tries with growing pauses, for a short while: a lock held for one
-    /// commit is usually free within it, and a process that keeps the lock for a run of saves
-    /// writes them faster than one that hands it over after each. Then a thread blocks in the
-    /// kernel for the lock, so it is woken the moment the holder lets go: polling alone would
-    /// leave the lock to a holder that takes it again at once (a writer saving in a loop) and
-    /// starve everyone else. A waiter that gives up leaves its thread to let the lock go as soon
-    /// as it gets it.
+    /// Takes `file`'s exclusive lock, waiting up to `timeout` seconds as ``LockWaiting`` does
+    /// with the pauses of Formats/wal.md §9; a lock-conflict error when it is held all that time.
     static func lockWaiting(
         _ file: any StoreFile, path: String, timeout: Double, pending: inout LockAttempt?, closingOnTimeout: Bool = false
     ) throws(StoreError) {
-        let start = DispatchTime.now().uptimeNanoseconds
-        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
         let conflict = StoreError.io(detail: "the store at \(path.hasSuffix("-wal") ? String(path.dropLast(4)) : path) \(lockConflictPhrase) (its write lock was held for more than \(timeout) s)")
-        if let attempt = pending {
-            // An earlier wait that gave up is still blocked in the kernel on this file: a second
-            // one would get the lock with it, and the first would let it go for both.
-            switch attempt.wait(seconds: timeout, closingOnTimeout: closingOnTimeout) {
-            case .acquired:
-                pending = nil
-                return
-            case .failed(let error):
-                pending = nil
-                throw ioError(error)
-            case .timedOut:
-                throw conflict
-            case .spent:
-                pending = nil
-            }
-        }
-        let polling = min(max(0, timeout), LogLayout.lockPollingTime)
-        var pause = LogLayout.lockRetryPauses.first
-        while true {
-            do { if try file.lock(exclusive: true, wait: false) { return } } catch { throw ioError(error) }
-            guard elapsed() < polling else { break }
-            usleep(pause)
-            pause = min(pause * 2, LogLayout.lockRetryPauses.longest)
-        }
-        let attempt = LockAttempt(file)
-        switch attempt.wait(seconds: max(0, timeout - elapsed()), closingOnTimeout: closingOnTimeout) {
-        case .acquired:
-            return
-        case .failed(let error):
-            throw ioError(error)
-        case .timedOut, .spent:
-            pending = attempt
-            throw conflict
-        }
+        let waiting = LockWaiting(pollingTime: LogLayout.lockPollingTime, firstPause: LogLayout.lockRetryPauses.first, longestPause: LogLayout.lockRetryPauses.longest)
+        let locked: Bool
+        do { locked = try waiting.lockExclusively(file, timeout: timeout, pending: &pending, closingOnTimeout: closingOnTimeout) } catch { throw ioError(error) }
+        guard locked else { throw conflict }
     }
 
     /// The catalog a new store of `model` starts with: entities by name, each with its stored
@@ -552,66 +513,3 @@ extension StoreError {
 
 /// The metadata key of the store's UUID (`NSStoreUUIDKey` in the CoreData module).
 let NSStoreUUIDKeyName = "NSStoreUUID"
-
-/// One blocking lock attempt on its own thread, which the waiter may give up on (and a later
-/// waiter of the same handle take over: the lock belongs to the open file, not the thread).
-final class LockAttempt: @unchecked Sendable {
-    enum Outcome {
-        case acquired
-        case failed(StoreIOError)
-        case timedOut
-        /// It finished while nobody waited and let the lock go: try again.
-        case spent
-    }
-
-    private let condition = NSCondition()
-    private let file: any StoreFile
-    private var result: Result<Bool, StoreIOError>?
-    private var abandoned = false
-    private var closeWhenAbandoned = false
-    private var released = false
-
-    init(_ file: any StoreFile) {
-        self.file = file
-        let thread = Thread { [self] in
-            let outcome: Result<Bool, StoreIOError>
-            do throws(StoreIOError) { outcome = .success(try file.lock(exclusive: true, wait: true)) } catch { outcome = .failure(error) }
-            finish(outcome)
-        }
-        thread.name = "CoreData store lock"
-        thread.start()
-    }
-
-    private func finish(_ outcome: Result<Bool, StoreIOError>) {
-        condition.lock()
-        defer { condition.unlock() }
-        result = outcome
-        if abandoned {
-            // Nobody waits for it: let the lock go, and close a file no handle owns.
-            if case .success(true) = outcome { file.unlock() }
-            if closeWhenAbandoned { file.close() }
-            released = true
-        }
-        condition.broadcast()
-    }
-
-    /// Waits up to `seconds` for the lock. On a timeout the attempt goes on, abandoned (closing
-    /// the file when it ends, if asked) until a later `wait` takes it over.
-    func wait(seconds: Double, closingOnTimeout: Bool) -> Outcome {
-        condition.lock()
-        defer { condition.unlock() }
-        if released { return .spent }
-        abandoned = false
-        let deadline = Date().addingTimeInterval(max(0, seconds))
-        while result == nil, condition.wait(until: deadline) {}
-        switch result {
-        case .success(true)?: return .acquired
-        case .success(false)?: return .spent
-        case .failure(let error)?: return .failed(error)
-        case nil:
-            abandoned = true
-            closeWhenAbandoned = closingOnTimeout
-            return .timedOut
-        }
-    }
-}

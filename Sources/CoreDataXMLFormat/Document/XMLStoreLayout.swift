@@ -27,6 +27,10 @@ public enum XMLStoreLayout {
     public static let defaultLockTimeout: Double = 10
     /// How many times a save locks again when the store's name moved to another file meanwhile (`§11`).
     public static let lockAttempts = 8
+    /// §11: the first and the longest pause between non-blocking tries for the lock, in
+    /// microseconds, and how long (seconds) those tries go on before a blocking wait.
+    public static let lockRetryPauses: (first: UInt32, longest: UInt32) = (20, 1_000)
+    public static let lockPollingTime: Double = 0.02
     /// How many bytes the engine hands the decoder at a time (`§1, §12`).
     public static let readChunkSize = 262_144
     /// How many bytes the encoder collects before handing them to the file layer (`§1, §12`).
