@@ -77,7 +77,7 @@ let package = Package(
         ),
         .target(
             name: "CoreDataModel",
-            dependencies: ["CoreDataPredicate", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CoreDataPredicate", "CoreDataArchive", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "CoreDataStorage",

@@ -3,9 +3,11 @@
 // The bytes are parsed as a binary property list, then as a keyed archive; every entry is read
 // through the generic object view and decoded by one unarchiver with a budget; each $top root is
 // decoded as an NSExpression (without a hook, and with one that reaches back into the decoder)
-// and as an NSPredicate, and what decodes is printed, compared and evaluated. Every step must
+// and as an NSPredicate, and what decodes is printed, compared and evaluated; last, the archive is
+// loaded as a compiled model (Formats/compiled-model.md) and what loads is walked. Every step must
 // return or throw its error type; any crash, hang or sanitizer report is a bug.
 import CoreDataArchive
+import CoreDataModel
 import CoreDataPredicate
 import Foundation
 
@@ -39,6 +41,7 @@ public enum FuzzKeyedArchive {
             precondition(!error.message.isEmpty, "an empty error message")
             return
         }
+        compiledModel(bytes)
 
         // Every entry through the generic view, and decoded generically under one budget.
         let unarchiver = KeyedUnarchiver(archive: archive, objectBudget: 5_000)
@@ -111,5 +114,23 @@ public enum FuzzKeyedArchive {
         let context = NSMutableDictionary()
         for (key, value) in variables() { context[key] = value }
         _ = expression.expressionValue(with: sample(), context: context)
+    }
+
+    /// The archive as a compiled model: it loads consistent or throws a ``ModelError`` with a message.
+    private static func compiledModel(_ bytes: [UInt8]) {
+        do {
+            let model = try NSManagedObjectModel(compiledModelData: Data(bytes))
+            for entity in model.entities {
+                _ = entity.versionHash
+                for property in entity.properties {
+                    if let relationship = property as? NSRelationshipDescription {
+                        precondition(relationship.destinationEntity != nil, "a relationship without a destination loaded")
+                    }
+                }
+            }
+            _ = model.versionChecksum
+        } catch {
+            precondition(!error.message.isEmpty, "an empty model error message")
+        }
     }
 }

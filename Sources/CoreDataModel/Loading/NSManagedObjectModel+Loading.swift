@@ -2,7 +2,9 @@ import Foundation
 
 extension NSManagedObjectModel {
     /// Loads an Xcode model: a `.xcdatamodeld` package (its current version), a `.xcdatamodel`
-    /// folder, or a model's `contents` file. Returns `nil` when the model cannot be loaded, as
+    /// folder, or a model's `contents` file; or Xcode's compiled form of one, a `.momd` folder
+    /// (its current version) or a `.mom` file (Formats/compiled-model.md, which lists what a
+    /// compiled model does not carry). Returns `nil` when the model cannot be loaded, as
     /// Apple's initializer does; use ``init(validatingContentsOf:)`` to learn why.
     public convenience init?(contentsOf url: URL) {
         do {
@@ -33,6 +35,20 @@ extension NSManagedObjectModel {
     public convenience init(xcodeModelContents data: Data, sourceURL: URL? = nil) throws(ModelError) {
         self.init()
         try loadDocuments([(data, sourceURL)])
+    }
+
+    /// Loads a compiled model (the bytes of a `.mom` file, Formats/compiled-model.md) already in
+    /// memory.
+    ///
+    /// Does no I/O, so it suits fuzzing and tools. `sourceURL`, if given, is only used to name the
+    /// file in errors.
+    ///
+    /// - Throws: ``ModelError`` naming the archive object and key of the first problem, or the
+    ///   model's first inconsistency.
+    public convenience init(compiledModelData data: Data, sourceURL: URL? = nil) throws(ModelError) {
+        self.init()
+        try CompiledModelReader.read(data, file: sourceURL, into: self)
+        try ModelConsistency.check(self)
     }
 
     /// Loads and combines every model found in the bundles' resources (`.xcdatamodeld`,
@@ -78,6 +94,10 @@ extension NSManagedObjectModel {
     private func loadDocuments(_ documents: [(Data, URL?)]) throws(ModelError) {
         var readers: [XcodeModelReader] = []
         for (data, file) in documents {
+            if CompiledModelReader.isCompiled(data) {
+                try CompiledModelReader.read(data, file: file, into: self)
+                continue
+            }
             let root = try ModelXMLDocument.parse(data, file: file)
             var reader = XcodeModelReader(file: file)
             try reader.read(root, into: self)
@@ -113,6 +133,7 @@ enum ModelLocator {
         let listing = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         let looksLikePackage = ["xcdatamodeld", "momd"].contains(url.pathExtension) || listing.contains {
             $0 == XcodeModelPackage.currentVersionFile || $0.hasSuffix("." + XcodeModelPackage.versionExtension)
+                || $0 == XcodeModelPackage.compiledVersionInfoFile || $0.hasSuffix("." + XcodeModelPackage.compiledVersionExtension)
         }
         guard looksLikePackage else {
             throw ModelError(
@@ -122,9 +143,10 @@ enum ModelLocator {
                 file: url)
         }
         let package = try XcodeModelPackage(contentsOf: url)
-        let current = package.versionURL(named: package.currentVersionName).appendingPathComponent(XcodeModelPackage.contentsFile)
+        let version = package.versionURL(named: package.currentVersionName)
+        let current = package.isCompiled ? version : version.appendingPathComponent(XcodeModelPackage.contentsFile)
         guard FileManager.default.fileExists(atPath: current.path) else {
-            throw ModelError(.missingVersion, "the current version '\(package.currentVersionName)' has no contents file", file: current)
+            throw ModelError(.missingVersion, "the current version '\(package.currentVersionName)' has no \(package.isCompiled ? "compiled model" : "contents") file", file: current)
         }
         return ([current], url)
     }

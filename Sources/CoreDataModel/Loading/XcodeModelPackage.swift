@@ -1,7 +1,9 @@
 import Foundation
 
 /// A versioned Xcode model package (`Name.xcdatamodeld`): one `Name N.xcdatamodel` folder per
-/// version and a `.xccurrentversion` property list naming the current one.
+/// version and a `.xccurrentversion` property list naming the current one. Or its compiled form
+/// (`Name.momd`): one `Name N.mom` file per version and a `VersionInfo.plist` naming the current
+/// one (Formats/compiled-model.md §1).
 ///
 /// This is how every version of a model stays reachable on Linux, where there is no compiled
 /// `.momd`: migration loads the version a store was made with and the current one side by side.
@@ -15,11 +17,17 @@ public struct XcodeModelPackage: Sendable {
     public let versionNames: [String]
     /// The name of the current version.
     public let currentVersionName: String
+    /// Whether the package is Xcode's compiled form (`.mom` versions), not its source.
+    public let isCompiled: Bool
 
     static let versionExtension = "xcdatamodel"
     static let currentVersionFile = ".xccurrentversion"
     static let currentVersionKey = "_XCCurrentVersionName"
     static let contentsFile = "contents"
+    /// Formats/compiled-model.md §1.
+    static let compiledVersionExtension = "mom"
+    static let compiledVersionInfoFile = "VersionInfo.plist"
+    static let compiledCurrentVersionKey = "NSManagedObjectModel_CurrentVersionName"
 
     /// Reads the package's version list and current version.
     ///
@@ -35,24 +43,29 @@ public struct XcodeModelPackage: Sendable {
         } catch {
             throw ModelError(.unreadableFile, "cannot list the model package: \(error.localizedDescription)", file: url)
         }
-        let names = listing
-            .filter { $0.hasSuffix("." + Self.versionExtension) }
-            .map { String($0.dropLast(Self.versionExtension.count + 1)) }
-            .sorted { $0.compare($1, options: [.numeric]) == .orderedAscending }
+        func versions(_ suffix: String) -> [String] {
+            listing
+                .filter { $0.hasSuffix("." + suffix) }
+                .map { String($0.dropLast(suffix.count + 1)) }
+                .sorted { $0.compare($1, options: [.numeric]) == .orderedAscending }
+        }
+        var names = versions(Self.versionExtension)
+        isCompiled = names.isEmpty && !versions(Self.compiledVersionExtension).isEmpty
+        if isCompiled { names = versions(Self.compiledVersionExtension) }
         guard !names.isEmpty else {
-            throw ModelError(.missingVersion, "the model package holds no .xcdatamodel version", file: url)
+            throw ModelError(.missingVersion, "the model package holds no .xcdatamodel version (nor a compiled .mom one)", file: url)
         }
         versionNames = names
+        let versionExtension = isCompiled ? Self.compiledVersionExtension : Self.versionExtension
 
-        let marker = url.appendingPathComponent(Self.currentVersionFile)
+        let marker = url.appendingPathComponent(isCompiled ? Self.compiledVersionInfoFile : Self.currentVersionFile)
         if fileManager.fileExists(atPath: marker.path) {
-            let declared = try Self.readCurrentVersion(marker)
-            let name = declared.hasSuffix("." + Self.versionExtension)
-                ? String(declared.dropLast(Self.versionExtension.count + 1)) : declared
+            let declared = try Self.readCurrentVersion(marker, key: isCompiled ? Self.compiledCurrentVersionKey : Self.currentVersionKey)
+            let name = declared.hasSuffix("." + versionExtension) ? String(declared.dropLast(versionExtension.count + 1)) : declared
             guard names.contains(name) else {
                 throw ModelError(
                     .missingVersion,
-                    "\(Self.currentVersionKey) names '\(declared)', but the package has only \(names.map { "'\($0).\(Self.versionExtension)'" }.joined(separator: ", "))",
+                    "\(isCompiled ? Self.compiledCurrentVersionKey : Self.currentVersionKey) names '\(declared)', but the package has only \(names.map { "'\($0).\(versionExtension)'" }.joined(separator: ", "))",
                     file: marker)
             }
             currentVersionName = name
@@ -60,14 +73,16 @@ public struct XcodeModelPackage: Sendable {
             currentVersionName = names[0]
         } else {
             throw ModelError(
-                .missingVersion, "the package has \(names.count) versions and no \(Self.currentVersionFile) to say which is current",
+                .missingVersion, "the package has \(names.count) versions and no \(marker.lastPathComponent) to say which is current",
                 file: url)
         }
     }
 
-    /// The folder of one version.
+    /// The folder of one version (its `.mom` file in a compiled package).
     public func versionURL(named name: String) -> URL {
-        url.appendingPathComponent("\(name).\(Self.versionExtension)", isDirectory: true)
+        isCompiled
+            ? url.appendingPathComponent("\(name).\(Self.compiledVersionExtension)", isDirectory: false)
+            : url.appendingPathComponent("\(name).\(Self.versionExtension)", isDirectory: true)
     }
 
     /// Loads one version of the model.
@@ -85,14 +100,14 @@ public struct XcodeModelPackage: Sendable {
         try loadModel(version: currentVersionName)
     }
 
-    private static func readCurrentVersion(_ marker: URL) throws(ModelError) -> String {
+    private static func readCurrentVersion(_ marker: URL, key: String) throws(ModelError) -> String {
         let data: Data
         do {
             data = try Data(contentsOf: marker)
         } catch {
             throw ModelError(.unreadableFile, "cannot read the file: \(error.localizedDescription)", file: marker)
         }
-        return try currentVersionName(fromPropertyList: data, file: marker)
+        return try currentVersionName(fromPropertyList: data, file: marker, key: key)
     }
 
     /// Decodes the contents of a `.xccurrentversion` file: the version name its
@@ -104,6 +119,12 @@ public struct XcodeModelPackage: Sendable {
     /// - Throws: ``ModelError`` with code `.malformedFile` when the bytes are not a property list,
     ///   `.missingVersion` when it has no non-empty string under `_XCCurrentVersionName`.
     public static func currentVersionName(fromPropertyList data: Data, file: URL? = nil) throws(ModelError) -> String {
+        try currentVersionName(fromPropertyList: data, file: file, key: currentVersionKey)
+    }
+
+    /// The version name under `key` (`_XCCurrentVersionName` in a `.xccurrentversion`,
+    /// `NSManagedObjectModel_CurrentVersionName` in a compiled package's `VersionInfo.plist`).
+    static func currentVersionName(fromPropertyList data: Data, file: URL?, key currentVersionKey: String) throws(ModelError) -> String {
         let plist: Any
         do {
             plist = try PropertyListBytes.decode(data)

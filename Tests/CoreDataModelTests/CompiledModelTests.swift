@@ -1,0 +1,103 @@
+import CoreDataModel
+import Foundation
+import XCTest
+
+/// Xcode's compiled models (Formats/compiled-model.md): each `.mom` of
+/// `apple-compiled/SampleModel.momd`, written by Xcode's model compiler, loads equal to the
+/// `.xcdatamodel` version it was compiled from; the `.momd` loads its current version and lists
+/// its versions; damaged archives fail with a `ModelError`, never a trap.
+final class CompiledModelTests: XCTestCase {
+    static let momd = Fixtures.root.appendingPathComponent("apple-compiled/SampleModel.momd")
+
+    func testEachCompiledVersionEqualsItsSource() throws {
+        let source = try XcodeModelPackage(contentsOf: Fixtures.sampleModel)
+        for version in ["SampleModel", "SampleModel2", "SampleModel3"] {
+            let compiled = try NSManagedObjectModel(validatingContentsOf: Self.momd.appendingPathComponent("\(version).mom"))
+            let original = try source.loadModel(version: version)
+            XCTAssertEqual(Self.describe(compiled), Self.describe(original), version)
+            if ProcessInfo.processInfo.environment["COREDATA_PRINT_MODELS"] != nil { print(Self.describe(compiled).joined(separator: "\n")) }
+            XCTAssertEqual(compiled.versionIdentifiers, original.versionIdentifiers, version)
+            XCTAssertFalse(compiled.entities.isEmpty, version)
+            // Our version hashes cover what both forms carry, so they agree too.
+            XCTAssertEqual(compiled.entityVersionHashesByName, original.entityVersionHashesByName, version)
+        }
+    }
+
+    func testTheCompiledPackageListsItsVersionsAndLoadsTheCurrentOne() throws {
+        let package = try XcodeModelPackage(contentsOf: Self.momd)
+        XCTAssertTrue(package.isCompiled)
+        XCTAssertEqual(package.versionNames, ["SampleModel", "SampleModel2", "SampleModel3"])
+        XCTAssertEqual(package.currentVersionName, "SampleModel")
+        let current = try XCTUnwrap(NSManagedObjectModel(contentsOf: Self.momd))
+        XCTAssertEqual(Set(current.entitiesByName.keys), ["Car", "ExpensiveSportCar", "Person", "SportCar"])
+        let third = try package.loadModel(version: "SampleModel3")
+        XCTAssertEqual(Set(third.entitiesByName.keys), ["Car", "LuxuryCar", "Maker", "Person", "SportCar"])
+        XCTAssertEqual(third.entitiesByName["LuxuryCar"]?.renamingIdentifier, "ExpensiveSportCar")
+        XCTAssertEqual(third.entitiesByName["LuxuryCar"]?.superentity?.name, "SportCar")
+    }
+
+    /// What a compiled model cannot carry: `momc` drops a transformable attribute's custom class.
+    func testATransformablesCustomClassIsNotInTheCompiledModel() throws {
+        let compiled = try NSManagedObjectModel(validatingContentsOf: Self.momd.appendingPathComponent("SampleModel.mom"))
+        let color = try XCTUnwrap(compiled.entitiesByName["Car"]?.attributesByName["color"])
+        XCTAssertEqual(color.attributeType, .transformableAttributeType)
+        XCTAssertEqual(color.valueTransformerName, "ColorTransformer")
+        let person = try XCTUnwrap(compiled.entitiesByName["Person"])
+        XCTAssertEqual(person.attributesByName["id"]?.preservesValueInHistoryOnDeletion, true)
+        XCTAssertEqual(person.attributesByName["isDriving"]?.isTransient, true)
+        XCTAssertEqual(person.attributesByName["isDriving"]?.defaultValue as? Bool, false)
+        XCTAssertEqual(person.uniquenessConstraints as? [[String]], [["firstName", "lastName"]])
+    }
+
+    /// Every prefix and a sample of byte flips of a real `.mom` decode or throw a `ModelError`.
+    func testDamagedCompiledModelsThrow() throws {
+        let bytes = [UInt8](try Data(contentsOf: Self.momd.appendingPathComponent("SampleModel2.mom")))
+        var errors = 0
+        for length in stride(from: 0, to: bytes.count, by: 97) {
+            do { _ = try Self.load(Array(bytes[..<length])) } catch { errors += 1 }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<400 {
+            var damaged = bytes
+            let position = Int.random(in: 0..<damaged.count, using: &generator)
+            damaged[position] ^= UInt8.random(in: 1...255, using: &generator)
+            do { _ = try Self.load(damaged) } catch { errors += 1 }
+        }
+        XCTAssertGreaterThan(errors, 0)
+        XCTAssertThrowsError(try Self.load(Array("bplist00 and then nothing".utf8))) { error in
+            XCTAssertTrue(error is ModelError, "\(error)")
+        }
+    }
+
+    private static func load(_ bytes: [UInt8]) throws -> NSManagedObjectModel {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("compiled-\(UUID().uuidString).mom")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(bytes).write(to: file)
+        return try NSManagedObjectModel(validatingContentsOf: file)
+    }
+
+    /// Every model feature both forms carry, in a canonical order.
+    static func describe(_ model: NSManagedObjectModel) -> [String] {
+        var lines: [String] = []
+        for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
+            lines.append("entity \(entity.name ?? "") class \(entity.managedObjectClassName ?? "") abstract \(entity.isAbstract) parent \(entity.superentity?.name ?? "-") subentities \(entity.subentities.compactMap(\.name).sorted()) renamed \(entity.renamingIdentifier ?? "-") modifier \(entity.versionHashModifier ?? "-") userInfo \(entity.userInfo?.count ?? 0)")
+            lines.append("  unique \(entity.uniquenessConstraints.map { $0.map { "\($0)" } })")
+            for index in entity.indexes.sorted(by: { $0.name < $1.name }) {
+                lines.append("  index \(index.name) \(index.elements.map { "\($0.propertyName) \($0.collationType) \($0.isAscending)" })")
+            }
+            for property in entity.properties.sorted(by: { $0.name < $1.name }) {
+                var line = "  \(property.name) optional \(property.isOptional) transient \(property.isTransient) renamed \(property.renamingIdentifier ?? "-") modifier \(property.versionHashModifier ?? "-") userInfo \(property.userInfo?.count ?? 0)"
+                if let attribute = property as? NSAttributeDescription {
+                    let className = attribute.attributeType == .transformableAttributeType ? "(not compiled)" : attribute.attributeValueClassName ?? "-"
+                    line += " attribute \(attribute.attributeType) class \(className) transformer \(attribute.valueTransformerName ?? "-") default \(attribute.defaultValue.map { "\($0) (\(type(of: $0)))" } ?? "-") preserved \(attribute.preservesValueInHistoryOnDeletion)"
+                } else if let relationship = property as? NSRelationshipDescription {
+                    line += " relationship to \(relationship.destinationEntity?.name ?? "-") inverse \(relationship.inverseRelationship?.name ?? "-") \(relationship.minCount)...\(relationship.maxCount) \(relationship.deleteRule) ordered \(relationship.isOrdered)"
+                } else {
+                    line += " \(type(of: property))"
+                }
+                lines.append(line)
+            }
+        }
+        return lines
+    }
+}
