@@ -9,7 +9,8 @@ struct ModelCommand: ParsableCommand {
         abstract: "Load an Xcode model and print its entities, properties and version hashes.",
         discussion: """
             PATH is a .xcdatamodeld package (every version, the current one marked, unless \
-            --model-version picks one), a .xcdatamodel folder, or a model's contents file. For \
+            --model-version picks one), a .xcdatamodel folder, or a model's contents file; or \
+            Xcode's compiled forms of these, a .momd folder or a .mom file. For \
             each entity: its parent, attributes, relationships (cardinality, destination, \
             inverse, delete rule), uniqueness constraints, fetch indexes and the version hashes \
             of the entity and each property (Base64). A model that does not load prints one line, \

@@ -83,6 +83,20 @@ final class CLIMigrateTests: XCTestCase {
         assertFailure(notPackage, status: 6, mentions: "not a versioned model package")
     }
 
+    /// Xcode's compiled package: every version listed, the current one from VersionInfo.plist,
+    /// and the same migration inference as from the source.
+    func testModelPrintsACompiledPackage() throws {
+        let momd = CLI.packageRoot.appendingPathComponent("Tests/CoreDataModelTests/Fixtures/apple-compiled/SampleModel.momd")
+        let result = try CLI.run(["model", momd.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        for line in ["version SampleModel (current)", "version SampleModel2", "version SampleModel3", "entity LuxuryCar"] {
+            XCTAssertTrue(result.stdout.contains(line), "\(line) in \(result.stdout)")
+        }
+        let changes = try CLI.run(["model", momd.path, "--changes-from", "SampleModel", "--model-version", "SampleModel2"])
+        XCTAssertEqual(changes.status, 0, changes.stderr)
+        XCTAssertTrue(changes.stdout.contains("change ExpensiveSportCar → LuxuryCar (renamed)"), changes.stdout)
+    }
+
     func testModelChangesFrom() throws {
         let result = try CLI.run(["model", Self.samplePackage.path, "--changes-from", "SampleModel", "--model-version", "SampleModel2"])
         XCTAssertEqual(result.status, 0, result.stderr)
