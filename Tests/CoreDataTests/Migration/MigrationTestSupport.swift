@@ -8,6 +8,10 @@ enum MigrationFixtures {
     static let samplePackage = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("CoreDataModelTests/Fixtures/models/CoreDataPlus/SampleModel.xcdatamodeld")
+    /// The same package as Xcode's model compiler wrote it (`.mom` versions, `VersionInfo.plist`).
+    static let compiledSamplePackage = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("CoreDataModelTests/Fixtures/apple-compiled/SampleModel.momd")
 
     /// A model version from the entities' Xcode XML (the `<entity>` elements).
     static func model(_ entities: String) throws -> NSManagedObjectModel {

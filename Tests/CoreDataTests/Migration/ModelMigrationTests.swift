@@ -66,6 +66,27 @@ final class ModelMigrationTests: XCTestCase {
         }
     }
 
+    /// An app that ships only Xcode's compiled `.momd`: a store made with the source's version 1
+    /// opens with the compiled version 2, migrating through the package's compiled versions.
+    func testAStoreMigratesWithOnlyTheCompiledPackage() throws {
+        let momd = try MigrationFixtures.folder().appendingPathComponent("SampleModel.momd")
+        try FileManager.default.copyItem(at: MigrationFixtures.compiledSamplePackage, to: momd)
+        let info = try PropertyListSerialization.data(fromPropertyList: ["NSManagedObjectModel_CurrentVersionName": "SampleModel2"], format: .xml, options: 0)
+        try info.write(to: momd.appendingPathComponent("VersionInfo.plist"))
+        for type in fileStores {
+            let url = try MigrationFixtures.folder().appendingPathComponent("Sample.store")
+            _ = try fillSampleV1(url, type: type)
+            let v2 = try XCTUnwrap(NSManagedObjectModel(contentsOf: momd))
+            let (container, context) = try MigrationFixtures.open(url, type: type, model: v2)
+            let luxury = try MigrationFixtures.objects("LuxuryCar", sortedBy: "numberPlate", in: context)
+            context.performAndWait {
+                XCTAssertEqual(luxury.map { $0.value(forKey: "numberPlate") as? String }, ["E-1"], type)
+                XCTAssertEqual(luxury.first?.value(forKey: "isLimitedEdition") as? Bool, true, type)
+            }
+            for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+        }
+    }
+
     func testSampleModelMigratesFromV1ToV3InOneOpen() throws {
         for type in fileStores {
             let url = try MigrationFixtures.folder().appendingPathComponent("Sample.store")
