@@ -113,7 +113,8 @@ public final class XMLStore: PersistentStoreEngine, StoreHistoryRecording, Store
                 if !waiting { return nil }
                 throw .io(detail: "the XML store at \(path) is locked by another process (a save there held it for more than \(options.lockTimeout) s)")
             }
-            if let held = file.identity(), let named = fileSystem.identity(of: path), held != named {
+            // No file under the name (destroyed meanwhile) is a replacement too: the next open fails.
+            if let held = file.identity(), fileSystem.identity(of: path) != held {
                 file.unlock()
                 file.close()
                 continue

@@ -151,4 +151,37 @@ final class HostileInputTests: XCTestCase {
         // Nothing was changed on disk: the same open fails the same way.
         XCTAssertThrowsError(try open(path))
     }
+
+    /// The other side of the check above (found in review): with relaxed durability the log was
+    /// not synced at a checkpoint, so after a power loss the log could begin with a frame from
+    /// before the previous checkpoint; a cut root write then looked like a newer checkpoint and
+    /// the open refused a store that had lost only what relaxed durability may lose. Checkpoints
+    /// now sync the log first (wal.md §5).
+    func testACutCheckpointUnderRelaxedDurabilityIsNoFalseAlarm() throws {
+        for durability in [BinaryStoreOptions.Durability.full, .normal] {
+            let fileSystem = FaultInjectingFileSystem()
+            do {
+                let first = try WorkloadRunner.open(fileSystem, durability: .full)
+                _ = try first.save(StoreChangeSet(inserted: [CrashTestModel.tag(1, "first")], updated: [], deleted: []))
+            }
+            let store = try WorkloadRunner.open(fileSystem, durability: durability)
+            try store.checkpoint()
+            _ = try store.save(StoreChangeSet(inserted: [CrashTestModel.tag(2, "second")], updated: [], deleted: []))
+            fileSystem.captureImages { _ in [.dropUnsynced] }
+            try store.checkpoint()
+            let trace = fileSystem.operations
+            let rootWrite = try XCTUnwrap(trace.last { $0.contains("write \(WorkloadRunner.path) @512 +128") || $0.contains("write \(WorkloadRunner.path) @1024 +128") })
+            let operation = try XCTUnwrap(Int(rootWrite.split(separator: " ")[0]))
+            let slot = try XCTUnwrap(Int(rootWrite.split(separator: "@")[1].split(separator: " ")[0]))
+            // Power lost just after the root write was issued, which reached the disk as garbage.
+            var image = try XCTUnwrap(fileSystem.capturedImages.first { $0.operation == operation + 1 }).image
+            var data = try XCTUnwrap(image.files[WorkloadRunner.path])
+            for position in slot..<(slot + 64) { data[position] ^= 0xA5 }
+            image.files[WorkloadRunner.path] = data
+            let reopened = try WorkloadRunner.open(FaultInjectingFileSystem(image: image), durability: durability)
+            XCTAssertNotNil(try reopened.row(for: CrashTestModel.id("Tag", 1)), "\(durability)")
+            if durability == .full { XCTAssertNotNil(try reopened.row(for: CrashTestModel.id("Tag", 2)), "a returned save") }
+            try reopened.close()
+        }
+    }
 }

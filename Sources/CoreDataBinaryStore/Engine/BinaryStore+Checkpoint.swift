@@ -68,6 +68,11 @@ extension BinaryStore {
             metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
         let slot = 1 - activeSlot
         do {
+            // The log first: with relaxed durability (this handle's or another process's) its
+            // frames are not synced yet, and a root whose log start is older on disk than in the
+            // page cache would make a cut root write look like a newer checkpoint's (binary-store.md
+            // §12; wal.md §5: the log is synced at every checkpoint).
+            try logFile.sync()
             try dataFile.sync()
             try dataFile.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[slot]))
             try dataFile.sync()

@@ -251,6 +251,8 @@ extension BinaryStore {
         do {
             persisted = try readIndexDirectory(dataFile, root: root)
         } catch {
+            // A read that failed says nothing about the directory's bytes: only damage rebuilds.
+            if case .io = error { throw error }
             index = try rebuildIndex(dataFile, root: root, catalog: catalog)
             report.rebuiltIndex = "\(error)"
         }

@@ -122,7 +122,7 @@ struct LogReplay {
         }
         let tailStart = size - replay.droppedBytes
         if checkingDamage, replay.droppedBytes > 0, replay.droppedBytes <= UInt64(LogLayout.preallocationStep),
-           let tail = try? log.read(at: tailStart, count: Int(replay.droppedBytes)), tail.allSatisfy({ $0 == 0 }) {
+           try log.read(at: tailStart, count: Int(replay.droppedBytes)).allSatisfy({ $0 == 0 }) {
             // Formats/wal.md §5, §7: a zero tail is preallocation, not a torn save.
             replay.droppedBytes = 0
         }
