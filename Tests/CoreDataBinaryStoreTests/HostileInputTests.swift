@@ -152,6 +152,30 @@ final class HostileInputTests: XCTestCase {
         XCTAssertThrowsError(try open(path))
     }
 
+    /// The same bit rot after a clean close, which truncates the log: no frame of any salt is
+    /// left, and a checkpoint cut short would have left the older root's saves there. Open used
+    /// to fall back to the older root silently (and a writable open truncated the newer pages).
+    func testADamagedNewestRootSlotAfterACleanCloseFailsTheOpen() throws {
+        let path = BinaryTestModel.temporaryPath()
+        do {
+            let store = try open(path)
+            _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(1, "checkpointed")]))
+            try store.checkpoint()
+            try store.close()
+        }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let newest = try XCTUnwrap(RootSlot.newest(in: Array(bytes[..<BinaryStoreLayout.firstPageOffset])))
+        let offset = BinaryStoreLayout.rootSlotOffsets[newest.slot]
+        bytes[offset + 20] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try open(path)) { error in
+            XCTAssertTrue("\(error)".contains("data file offset \(offset) (root slot)"), "\(error)")
+            XCTAssertTrue("\(error)".contains("begins with no save"), "\(error)")
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        XCTAssertEqual(size, bytes.count, "the refused open truncated nothing")
+    }
+
     /// The other side of the check above (found in review): with relaxed durability the log was
     /// not synced at a checkpoint, so after a power loss the log could begin with a frame from
     /// before the previous checkpoint; a cut root write then looked like a newer checkpoint and

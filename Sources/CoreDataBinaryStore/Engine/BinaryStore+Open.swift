@@ -380,27 +380,32 @@ extension BinaryStore {
 
     /// Why the root in use cannot be the newest, or `nil` (Formats/binary-store.md §12, the
     /// damaged root slot). A damaged root slot with pages after the data end is a checkpoint
-    /// whose root write was cut, or one whose root was published and then damaged; they differ
-    /// in the log. A checkpoint runs only with saves in the log, and frames after it carry its
-    /// new salt and are written only once its root is synced (wal.md §6), so a cut checkpoint
-    /// leaves frames of the root in use at the log's start, while a published one may leave
-    /// frames of its own salt there. Such a frame proves a newer root existed: opening the older
-    /// root would drop that checkpoint and every save after it without a word.
+    /// whose root write was cut, or one whose root was published and then damaged; the log tells
+    /// them apart. A checkpoint runs only with saves in the log and syncs the log before it
+    /// writes its root (§9 step 3), so a cut one leaves a valid first frame with the salt of the
+    /// root in use at the log's start. Anything else there (a frame of another salt, written
+    /// after a newer root was published, or no frame, the log truncated after it) means the
+    /// newer root existed: opening the older one would drop that checkpoint, and every save
+    /// after it, without a word.
     static func newerCheckpointEvidence(dataFile: any StoreFile, root: RootSlot, activeSlot: Int, log: any StoreFile, logSize: UInt64, logPath: String) throws -> BinaryFormatError? {
         let otherOffset = BinaryStoreLayout.rootSlotOffsets[1 - activeSlot]
         guard case .damaged(let why) = RootSlot.decode(try dataFile.read(at: UInt64(otherOffset), count: BinaryStoreLayout.rootSlotSize)),
               try dataFile.size() > root.dataEnd else { return nil }
         let start = UInt64(LogLayout.firstFrameOffset)
-        guard logSize >= start + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize),
-              let first = LogFrameHeader(decoding: try log.read(at: start, count: LogLayout.frameHeaderSize)),
-              first.sequence == 1, first.salt != root.logSalt,
-              UInt64(first.totalLength) <= logSize - start else { return nil }
-        let frame = try log.read(at: start, count: first.totalLength)
-        // The first frame's checksum is seeded with its own salt (wal.md §3).
-        guard frame.count == first.totalLength, LogFrameCodec.isValid(frame, seed: first.salt) else { return nil }
+        var found = "no save"
+        if logSize >= start + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize),
+           let first = LogFrameHeader(decoding: try log.read(at: start, count: LogLayout.frameHeaderSize)), first.sequence == 1,
+           UInt64(first.totalLength) <= logSize - start {
+            let frame = try log.read(at: start, count: first.totalLength)
+            // The first frame's checksum is seeded with its own salt (wal.md §3).
+            if frame.count == first.totalLength, LogFrameCodec.isValid(frame, seed: first.salt) {
+                if first.salt == root.logSalt { return nil }
+                found = "a frame of a newer checkpoint (salt \(String(first.salt, radix: 16)), not the older root's \(String(root.logSalt, radix: 16)))"
+            }
+        }
         return BinaryFormatError(
             "data file offset \(otherOffset) (root slot)",
-            "the slot is damaged (\(why)), and \(logPath) begins with a frame of a newer checkpoint (salt \(String(first.salt, radix: 16)), not the older root's \(String(root.logSalt, radix: 16))): that checkpoint and the saves after it would be lost; open read-only with salvage to read the older root")
+            "the slot is damaged (\(why)) and the pages after the older root's data end are a newer checkpoint: \(logPath) begins with \(found), where a checkpoint cut short would have left the older root's saves; that checkpoint and the saves after it would be lost; open read-only with salvage to read the older root")
     }
 
     /// One index page (§7), checked: its kind, its entries' entity IDs and key range, every

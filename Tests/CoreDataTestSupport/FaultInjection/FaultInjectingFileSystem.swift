@@ -318,7 +318,9 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     }
 
     package func sync(_ id: Int, path: String) throws(StoreIOError) {
-        let delay = lock.withLock { syncDelay }
+        // What was written before the call is what the sync must make durable; writes other
+        // threads make during the delay may or may not be, so the model keeps them unsynced.
+        let (delay, issued) = lock.withLock { (syncDelay, inodes[id]?.unsynced.count ?? 0) }
         if delay > 0 { usleep(delay) }
         lock.lock()
         defer { lock.unlock() }
@@ -333,8 +335,9 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
             inode.unsynced = []
             throw error
         case .proceed:
-            for change in inode.unsynced { change.apply(to: &inode.durable) }
-            inode.unsynced = []
+            let synced = delay > 0 ? min(issued, inode.unsynced.count) : inode.unsynced.count
+            for change in inode.unsynced.prefix(synced) { change.apply(to: &inode.durable) }
+            inode.unsynced.removeFirst(synced)
         }
     }
 
