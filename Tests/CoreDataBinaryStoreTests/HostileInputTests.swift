@@ -14,6 +14,17 @@ final class HostileInputTests: XCTestCase {
         return options
     }
 
+    /// Flips a byte inside the newest root slot of the closed store at `path`: the slot's
+    /// offset, the generation it held, and the file's size.
+    private func damageNewestRootSlot(_ path: String) throws -> (offset: Int, generation: UInt64, fileSize: Int) {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let newest = try XCTUnwrap(RootSlot.newest(in: Array(bytes[..<BinaryStoreLayout.firstPageOffset])))
+        let offset = BinaryStoreLayout.rootSlotOffsets[newest.slot]
+        bytes[offset + 20] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (offset, newest.root.generation, bytes.count)
+    }
+
     private func open(_ path: String, readOnly: Bool = false) throws -> BinaryStore {
         var options = self.options
         options.readOnly = readOnly
@@ -102,11 +113,7 @@ final class HostileInputTests: XCTestCase {
         try store.checkpoint()
         _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(2, "second")]))
         try store.close()
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        let newest = try XCTUnwrap(RootSlot.newest(in: Array(bytes[..<BinaryStoreLayout.firstPageOffset])))
-        let offset = BinaryStoreLayout.rootSlotOffsets[newest.slot]
-        bytes[offset + 20] ^= 0x5A
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (offset, _, _) = try damageNewestRootSlot(path)
         let report = BinaryStore.verify(path: path)
         XCTAssertTrue(report.issues.contains { $0.location.hasPrefix("data file offset \(offset)") }, "\(report)")
     }
@@ -125,12 +132,8 @@ final class HostileInputTests: XCTestCase {
             _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(2, "after the checkpoint")]))
             // The process ends without closing: the save stays in the log.
         }
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        let newest = try XCTUnwrap(RootSlot.newest(in: Array(bytes[..<BinaryStoreLayout.firstPageOffset])))
-        XCTAssertEqual(newest.root.generation, 2)
-        let offset = BinaryStoreLayout.rootSlotOffsets[newest.slot]
-        bytes[offset + 20] ^= 0x5A
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (offset, generation, _) = try damageNewestRootSlot(path)
+        XCTAssertEqual(generation, 2)
 
         for readOnly in [false, true] {
             XCTAssertThrowsError(try open(path, readOnly: readOnly), "read-only: \(readOnly)") { error in
@@ -163,17 +166,13 @@ final class HostileInputTests: XCTestCase {
             try store.checkpoint()
             try store.close()
         }
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        let newest = try XCTUnwrap(RootSlot.newest(in: Array(bytes[..<BinaryStoreLayout.firstPageOffset])))
-        let offset = BinaryStoreLayout.rootSlotOffsets[newest.slot]
-        bytes[offset + 20] ^= 0x5A
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (offset, _, fileSize) = try damageNewestRootSlot(path)
         XCTAssertThrowsError(try open(path)) { error in
             XCTAssertTrue("\(error)".contains("data file offset \(offset) (root slot)"), "\(error)")
             XCTAssertTrue("\(error)".contains("begins with no save"), "\(error)")
         }
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
-        XCTAssertEqual(size, bytes.count, "the refused open truncated nothing")
+        XCTAssertEqual(size, fileSize, "the refused open truncated nothing")
     }
 
     /// The other side of the check above (found in review): with relaxed durability the log was

@@ -15,10 +15,7 @@ final class XMLCrashSuiteTests: XCTestCase {
         let clean = FaultInjectingFileSystem()
         let baseline = XMLWorkloadRunner.run(workload, on: clean)
         XCTAssertNil(baseline.failure.map { "step \($0.step): \($0.error)" })
-        var stepOf: [Int] = []
-        for (step, end) in baseline.operationsAfterStep.enumerated() {
-            while stepOf.count < end { stepOf.append(step) }
-        }
+        let stepOf = CrashWorkload.stepOfOperation(endingAt: baseline.operationsAfterStep)
         let trace = clean.operations
         XCTAssertGreaterThan(stepOf.count, 50, "the workload does too few file operations to test anything")
         let failures = ScenarioFailures()

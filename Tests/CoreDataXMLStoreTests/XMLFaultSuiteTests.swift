@@ -24,10 +24,7 @@ final class XMLFaultSuiteTests: XCTestCase {
         let clean = FaultInjectingFileSystem()
         let baseline = XMLWorkloadRunner.run(workload, on: clean)
         XCTAssertNil(baseline.failure.map { "step \($0.step): \($0.error)" })
-        var stepOf: [Int] = []
-        for (step, end) in baseline.operationsAfterStep.enumerated() {
-            while stepOf.count < end { stepOf.append(step) }
-        }
+        let stepOf = CrashWorkload.stepOfOperation(endingAt: baseline.operationsAfterStep)
         let trace = clean.operations
         let kinds = Set(trace.map { $0.split(separator: " ").dropFirst().first.map(String.init) ?? "" })
         for kind in ["create", "write", "sync", "rename"] {

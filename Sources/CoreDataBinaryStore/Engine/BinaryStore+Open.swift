@@ -214,6 +214,12 @@ extension BinaryStore {
         var index: ObjectIndex
         var persisted: PersistedIndex?
         var rebuiltIndex: String?
+        /// The slot not in use, as read with the root (§3, §12: a damaged one needs a look at
+        /// the log and is cleared by a writable open).
+        var inactiveSlot: RootSlot.Decoded
+        /// The data file's size at open: above the root's data end, pages of an unpublished
+        /// checkpoint follow it.
+        var fileSize: UInt64
     }
 
     /// Reads the header, the root, the catalog, the metadata and the index directory
@@ -256,9 +262,12 @@ extension BinaryStore {
             index = try rebuildIndex(dataFile, root: root, catalog: catalog)
             report.rebuiltIndex = "\(error)"
         }
+        let inactiveOffset = BinaryStoreLayout.rootSlotOffsets[1 - activeSlot]
         return CheckpointedState(
             header: header, root: root, activeSlot: activeSlot, catalog: catalog, metadata: metadata, index: index,
-            persisted: persisted, rebuiltIndex: report.rebuiltIndex)
+            persisted: persisted, rebuiltIndex: report.rebuiltIndex,
+            inactiveSlot: RootSlot.decode(Array(head[inactiveOffset..<(inactiveOffset + BinaryStoreLayout.rootSlotSize)])),
+            fileSize: fileSize)
     }
 
     /// Reads the checkpointed state, then replays the log (Formats/binary-store.md §12,
@@ -322,7 +331,7 @@ extension BinaryStore {
                     guard logHeader.storeUUID == header.storeUUID else {
                         throw StoreError.corrupt(detail: "\(logPath) belongs to another store (its store UUID differs)")
                     }
-                    if let newer = try newerCheckpointEvidence(dataFile: dataFile, root: root, activeSlot: activeSlot, log: log, logSize: size, logPath: logPath) {
+                    if let newer = try newerCheckpointEvidence(state, log: log, logSize: size, logPath: logPath) {
                         guard options.salvagesDamagedLog else { throw StoreError.corrupt(detail: "\(path): \(newer)") }
                         report.logDamage = newer
                     }
@@ -358,14 +367,13 @@ extension BinaryStore {
                     report.droppedLogBytes = replay.droppedBytes
                 }
             }
-            if !options.readOnly, try dataFile.size() > root.dataEnd {
+            if !options.readOnly, state.fileSize > root.dataEnd {
                 // Pages of a checkpoint that never published its root. The power may have failed
                 // while that root was being written: an unreadable slot left by it is cleared,
                 // so verify does not take it for damage once the pages are gone (§3, §12).
                 try dataFile.truncate(to: root.dataEnd)
-                let other = UInt64(BinaryStoreLayout.rootSlotOffsets[1 - activeSlot])
-                if case .damaged = RootSlot.decode(try dataFile.read(at: other, count: BinaryStoreLayout.rootSlotSize)) {
-                    try dataFile.write([UInt8](repeating: 0, count: BinaryStoreLayout.rootSlotSize), at: other)
+                if case .damaged = state.inactiveSlot {
+                    try dataFile.write([UInt8](repeating: 0, count: BinaryStoreLayout.rootSlotSize), at: UInt64(BinaryStoreLayout.rootSlotOffsets[1 - activeSlot]))
                 }
                 try dataFile.sync()
             }
@@ -387,10 +395,10 @@ extension BinaryStore {
     /// after a newer root was published, or no frame, the log truncated after it) means the
     /// newer root existed: opening the older one would drop that checkpoint, and every save
     /// after it, without a word.
-    static func newerCheckpointEvidence(dataFile: any StoreFile, root: RootSlot, activeSlot: Int, log: any StoreFile, logSize: UInt64, logPath: String) throws -> BinaryFormatError? {
-        let otherOffset = BinaryStoreLayout.rootSlotOffsets[1 - activeSlot]
-        guard case .damaged(let why) = RootSlot.decode(try dataFile.read(at: UInt64(otherOffset), count: BinaryStoreLayout.rootSlotSize)),
-              try dataFile.size() > root.dataEnd else { return nil }
+    static func newerCheckpointEvidence(_ state: CheckpointedState, log: any StoreFile, logSize: UInt64, logPath: String) throws -> BinaryFormatError? {
+        let root = state.root
+        guard case .damaged(let why) = state.inactiveSlot, state.fileSize > root.dataEnd else { return nil }
+        let otherOffset = BinaryStoreLayout.rootSlotOffsets[1 - state.activeSlot]
         let start = UInt64(LogLayout.firstFrameOffset)
         var found = "no save"
         if logSize >= start + UInt64(LogLayout.frameHeaderSize + LogLayout.frameTrailerSize),

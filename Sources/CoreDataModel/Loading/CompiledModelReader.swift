@@ -53,22 +53,22 @@ struct CompiledModelReader {
         guard !entries.isEmpty || root.value(forKey: "NSEntities") != nil else { throw fail("NSEntities is missing", root) }
         var entities: [NSEntityDescription] = []
         var byReference: [ArchiveReference: NSEntityDescription] = [:]
-        var archived: [(NSEntityDescription, ArchivedObject)] = []
+        var archived: [(entity: NSEntityDescription, object: ArchivedObject, properties: [(String, ArchivedObject)])] = []
         for (name, object) in entries {
-            let entity = try readEntity(object, key: name)
+            let (entity, properties) = try readEntity(object, key: name)
             entities.append(entity)
             byReference[object.reference] = entity
-            archived.append((entity, object))
+            archived.append((entity, object, properties))
         }
         let byName = Dictionary(entities.map { ($0.name ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         // Inheritance first: a relationship may point at an inherited inverse.
-        for (entity, object) in archived {
+        for (entity, object, _) in archived {
             guard let parentReference = try object.reference(forKey: "NSSuperentity") else { continue }
             guard let parent = byReference[parentReference] else { throw fail("NSSuperentity is not an entity of the model", object) }
             parent.subentities += [entity]
         }
-        for (entity, object) in archived {
-            try linkRelationships(of: entity, object, byReference: byReference, byName: byName)
+        for (entity, _, properties) in archived {
+            try linkRelationships(of: entity, properties, byReference: byReference, byName: byName)
         }
         for entity in entities where model.entitiesByName[entity.name ?? ""] != nil {
             throw ModelError(.duplicateEntity, "entity '\(entity.name ?? "")' is declared by another model file too", file: file, entityName: entity.name)
@@ -79,7 +79,8 @@ struct CompiledModelReader {
 
     // MARK: Entities
 
-    private func readEntity(_ object: ArchivedObject, key: String) throws -> NSEntityDescription {
+    /// The entity, and its archived properties by name (linked once every entity exists).
+    private func readEntity(_ object: ArchivedObject, key: String) throws -> (NSEntityDescription, [(String, ArchivedObject)]) {
         try expect(object, "NSEntityDescription")
         let entity = NSEntityDescription()
         guard let name = try object.string(forKey: "NSEntityName"), !name.isEmpty else { throw fail("NSEntityName is missing", object) }
@@ -91,7 +92,8 @@ struct CompiledModelReader {
         entity.versionHashModifier = try object.string(forKey: "NSVersionHashModifier")
         entity.userInfo = try userInfo(object)
         var properties: [NSPropertyDescription] = []
-        for (propertyName, property) in try objects(forKey: "NSProperties", in: object, limit: Self.maximumProperties) {
+        let archivedProperties = try objects(forKey: "NSProperties", in: object, limit: Self.maximumProperties)
+        for (propertyName, property) in archivedProperties {
             if let read = try readProperty(property, key: propertyName) { properties.append(read) }
         }
         entity.properties = properties
@@ -112,7 +114,7 @@ struct CompiledModelReader {
             }
         }
         entity.indexes = indexes
-        return entity
+        return (entity, archivedProperties)
     }
 
     private func readIndex(_ object: ArchivedObject) throws -> NSFetchIndexDescription {
@@ -229,10 +231,10 @@ struct CompiledModelReader {
     }
 
     private func linkRelationships(
-        of entity: NSEntityDescription, _ object: ArchivedObject,
+        of entity: NSEntityDescription, _ properties: [(String, ArchivedObject)],
         byReference: [ArchiveReference: NSEntityDescription], byName: [String: NSEntityDescription]
     ) throws {
-        for (name, property) in try objects(forKey: "NSProperties", in: object, limit: Self.maximumProperties) where property.isKind(of: "NSRelationshipDescription") {
+        for (name, property) in properties where property.isKind(of: "NSRelationshipDescription") {
             guard let relationship = entity.propertiesByName[name] as? NSRelationshipDescription else { continue }
             let destination: NSEntityDescription
             if let reference = try property.reference(forKey: "NSDestinationEntity") {

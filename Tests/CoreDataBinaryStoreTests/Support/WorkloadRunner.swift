@@ -126,19 +126,11 @@ enum WorkloadRunner {
 
     /// For each operation of a clean run (numbered from 1), the step it belongs to.
     static func stepOfOperation(_ outcome: WorkloadOutcome) -> [Int] {
-        steps(ending: outcome.operationsAfterStep)
+        CrashWorkload.stepOfOperation(endingAt: outcome.operationsAfterStep)
     }
 
     /// For each read of a clean run (numbered from 1), the step it belongs to.
     static func stepOfRead(_ outcome: WorkloadOutcome) -> [Int] {
-        steps(ending: outcome.readsAfterStep)
-    }
-
-    private static func steps(ending ends: [Int]) -> [Int] {
-        var steps: [Int] = []
-        for (step, end) in ends.enumerated() {
-            while steps.count < end { steps.append(step) }
-        }
-        return steps
+        CrashWorkload.stepOfOperation(endingAt: outcome.readsAfterStep)
     }
 }

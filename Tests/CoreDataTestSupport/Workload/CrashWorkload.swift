@@ -54,6 +54,16 @@ package struct CrashWorkload: Sendable {
 
     package var current: StoreSnapshot { snapshots[snapshots.count - 1] }
 
+    /// For each operation of a clean run (numbered from 1), the step it belongs to, given the
+    /// operation count after each step (`ends[k]`: operations done by the end of step `k`).
+    package static func stepOfOperation(endingAt ends: [Int]) -> [Int] {
+        var steps: [Int] = []
+        for (step, end) in ends.enumerated() {
+            while steps.count < end { steps.append(step) }
+        }
+        return steps
+    }
+
     /// How many content-changing steps come before step `index`.
     package func changes(before index: Int) -> Int {
         steps[..<index].filter(\.changesContents).count
