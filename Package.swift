@@ -20,6 +20,9 @@
 //                            and streaming encoder of Apple's layout, row mapping; no I/O
 //   CoreDataXMLStore         the XML store engine: the in-memory row table, loaded from and saved
 //                            atomically to one file through CoreDataFileSystem
+//   CSQLite                  system library (apt: libsqlite3-dev)
+//   CoreDataSQLiteStore      Apple's SQLite store layout (Formats/apple-sqlite-store.md) on libsqlite3:
+//                            the model-to-table mapping (no I/O), the C API wrapper, the engine
 //   CoreData                 the public face: Apple's names, re-exports the layers below
 //   coredata                 the file-inspection CLI
 //   coredata-demo            the README's demo
@@ -64,6 +67,11 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "CoreDataPageCodec",
             dependencies: ["CLZ4", "CXXHash"]
@@ -103,13 +111,20 @@ let package = Package(
             dependencies: ["CoreDataXMLFormat", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel"]
         ),
         .target(
+            name: "CoreDataSQLiteStore",
+            dependencies: ["CSQLite", "CoreDataStorage", "CoreDataModel"]
+        ),
+        .target(
             name: "CoreData",
-            dependencies: ["CoreDataModel", "CoreDataPredicate", "CoreDataArchive", "CoreDataStorage", "CoreDataBinaryFormat", "CoreDataBinaryStore", "CoreDataFileSystem", "CoreDataXMLStore", "CoreDataXMLFormat"]
+            dependencies: [
+                "CoreDataModel", "CoreDataPredicate", "CoreDataArchive", "CoreDataStorage", "CoreDataBinaryFormat", "CoreDataBinaryStore",
+                "CoreDataFileSystem", "CoreDataXMLStore", "CoreDataXMLFormat", "CoreDataSQLiteStore",
+            ]
         ),
         .executableTarget(
             name: "coredata",
             dependencies: [
-                "CoreData", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataXMLFormat", "CoreDataStorage",
+                "CoreData", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataXMLFormat", "CoreDataStorage", "CoreDataSQLiteStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the system libraries the packages link (liblz4, libxxhash, libxml2; libsqlite3 for the
-# benchmark) and checks the toolchain.
+# Installs the system libraries the packages link (liblz4, libxxhash, libxml2, libsqlite3 for
+# Apple's SQLite store and the benchmark), the sqlite3 tool the tests read stores with as an
+# independent reader, and checks the toolchain.
 # Safe to run repeatedly: it installs only what pkg-config cannot find.
 set -euo pipefail
 
@@ -8,8 +9,9 @@ need=()
 pkg-config --exists liblz4 2>/dev/null || need+=(liblz4-dev)
 pkg-config --exists libxxhash 2>/dev/null || need+=(libxxhash-dev)
 pkg-config --exists libxml-2.0 2>/dev/null || need+=(libxml2-dev)
-# SQLite only for the benchmark package (Benchmarks/), which measures against it.
+# SQLite: Apple's SQLite store (Sources/CoreDataSQLiteStore) and the benchmark package link it.
 pkg-config --exists sqlite3 2>/dev/null || need+=(libsqlite3-dev)
+command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -13,6 +13,7 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
     case xml
     case incremental
     case atomic
+    case appleSQLite
 
     var type: String {
         switch self {
@@ -21,6 +22,7 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
         case .xml: return NSXMLStoreType
         case .incremental: return DictionaryIncrementalStore.storeType
         case .atomic: return JSONAtomicStore.storeType
+        case .appleSQLite: return NSAppleSQLiteStoreType
         }
     }
 

@@ -43,6 +43,8 @@ extension NSPersistentStoreCoordinator {
         steps: [(NSManagedObjectModel, NSManagedObjectModel, NSMappingModel)]
     ) throws {
         guard let source = steps.first?.0 else { return }
+        // An Apple SQLite file stays one: its staging copy must not become a binary store.
+        let storeType = storeType == NSSQLiteStoreType && StoreTypeRegistry.holdsAppleSQLiteStore(url) ? NSAppleSQLiteStoreType : storeType
         let fileSystem = PrivateStoreOption.fileSystem(options)
         // The log must be empty before the files are swapped: add and remove the store with its
         // own model, which checkpoints it.

@@ -1,6 +1,7 @@
 import CoreDataBinaryStore
 import CoreDataFileSystem
 import CoreDataModel
+import CoreDataSQLiteStore
 import CoreDataStorage
 import CoreDataXMLFormat
 import CoreDataXMLStore
@@ -24,6 +25,10 @@ extension NSPersistentStoreCoordinator {
             throw coreDataError(NSFileReadNoSuchFileError, "no store file at \(url.path)", [NSFilePathErrorKey: url.path])
         }
         switch storeType {
+        case NSAppleSQLiteStoreType:
+            return try mapStoreError { () throws(StoreError) -> [String: Any] in try AppleSQLiteStore.metadata(atPath: url.path).values }
+        case NSSQLiteStoreType where StoreTypeRegistry.holdsAppleSQLiteStore(url):
+            return try mapStoreError { () throws(StoreError) -> [String: Any] in try AppleSQLiteStore.metadata(atPath: url.path).values }
         case NSBinaryStoreType, NSSQLiteStoreType:
             return try mapStoreError { () throws(StoreError) -> [String: Any] in
                 var settings = BinaryStoreOptions()

@@ -1,5 +1,6 @@
 import CoreDataBinaryStore
 import CoreDataModel
+import CoreDataSQLiteStore
 import CoreDataStorage
 import CoreDataXMLFormat
 import CoreDataXMLStore
@@ -86,6 +87,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             } catch {
                 // A store saved with another model version may not even open with this one (an
                 // XML store maps its objects as it reads them): that, not the file, is the problem.
+                // Apple's SQLite store checks its tables against the model and reports a
+                // mismatch itself; a damaged value is damage, whatever the hashes say.
+                if StoreTypeRegistry.holdsAppleSQLiteStore(storeURL), (error as NSError).code == NSPersistentStoreInvalidFileError { throw error }
                 guard let storeURL, PrivateStoreOption.fileSystem(options).fileExists(storeURL.path),
                       let metadata = try? Self.metadataForPersistentStore(ofType: storeType, at: storeURL, options: options),
                       let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
@@ -240,6 +244,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         switch storeType {
         case NSInMemoryStoreType:
             return
+        case NSAppleSQLiteStoreType:
+            try mapStoreError { () throws(StoreError) in try AppleSQLiteStore.destroy(path: url.path) }
+        case NSSQLiteStoreType where StoreTypeRegistry.holdsAppleSQLiteStore(url):
+            try mapStoreError { () throws(StoreError) in try AppleSQLiteStore.destroy(path: url.path) }
         case NSBinaryStoreType, NSSQLiteStoreType:
             var settings = BinaryStoreOptions()
             settings.fileSystem = PrivateStoreOption.fileSystem(options)
@@ -313,10 +321,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The 134100 error for a store whose recorded hashes are not those of `members`, naming the
     /// entities that differ; `nil` when they match.
     private func incompatibility(recorded: [String: Any], members: [NSEntityDescription], url: URL?) -> NSError? {
-        let expected = Self.hashes(of: members)
         var differing: [String] = []
-        for (name, hash) in expected where (recorded[name] as? Data) != hash { differing.append(name) }
-        for name in recorded.keys where expected[name] == nil { differing.append(name) }
+        var known: Set<String> = []
+        for entity in members {
+            guard let name = entity.name else { continue }
+            known.insert(name)
+            // Apple's hashes count too: a store Core Data wrote on an Apple platform records them.
+            if !((recorded[name] as? Data).map(entity.matchesVersionHash) ?? false) { differing.append(name) }
+        }
+        for name in recorded.keys where !known.contains(name) { differing.append(name) }
         guard !differing.isEmpty else { return nil }
         let names = differing.sorted().map { "'\($0)'" }.joined(separator: ", ")
         return coreDataError(

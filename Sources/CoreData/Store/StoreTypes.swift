@@ -1,15 +1,22 @@
 import CoreDataFileSystem
 import CoreDataBinaryStore
 import CoreDataModel
+import CoreDataSQLiteStore
 import CoreDataStorage
 import CoreDataXMLStore
 import Foundation
 
 /// The in-memory store type: nothing is written to disk.
 public let NSInMemoryStoreType = "InMemory"
-/// Apple's SQLite store type. There is no SQLite on Linux: this type opens the binary store, so
-/// code written for Apple's default store runs unchanged (the file is a binary store, not SQLite).
+/// Apple's SQLite store type. At a path that holds an SQLite database (a store Core Data wrote on
+/// an Apple platform, `Formats/apple-sqlite-store.md`) it opens that file in Apple's layout, for
+/// reading and writing. At a new path, or one holding a binary store, it opens or creates the
+/// binary store, so code written for Apple's default store gets our engine unchanged.
 public let NSSQLiteStoreType = "SQLite"
+/// Apple's SQLite layout, always: opens an SQLite file Core Data wrote, and creates a new one (in
+/// WAL mode) at a new path. For handing a store back to an Apple app (`coredata convert --to sqlite`,
+/// `migratePersistentStore(_:to:options:type:)`). Ours; Apple's `NSSQLiteStoreType` is this layout.
+public let NSAppleSQLiteStoreType = "AppleSQLite"
 /// The binary store type: on Linux the append-only binary store with a write-ahead log
 /// (`Formats/binary-store.md`), the default store of ``NSPersistentContainer``.
 public let NSBinaryStoreType = "Binary"
@@ -93,9 +100,37 @@ enum StoreTypeRegistry {
             InMemoryStore(model: model, metadata: metadata, recordsHistory: NSPersistentStoreCoordinator.tracksHistory(options))
         },
         NSBinaryStoreType: .engine(openBinaryStore),
-        NSSQLiteStoreType: .engine(openBinaryStore),
+        NSSQLiteStoreType: .engine(openSQLiteStore),
+        NSAppleSQLiteStoreType: .engine(openAppleSQLiteStore),
         NSXMLStoreType: .engine(openXMLStore),
     ]
+
+    /// Whether `NSSQLiteStoreType` at `url` means Apple's layout: the file is there and is an
+    /// SQLite database (`Formats/apple-sqlite-store.md` §2).
+    static func holdsAppleSQLiteStore(_ url: URL?) -> Bool {
+        guard let url, url.isFileURL else { return false }
+        return AppleSQLiteStore.isSQLiteFile(atPath: url.path)
+    }
+
+    /// `NSSQLiteStoreType`: Apple's layout for an existing SQLite file, the binary store otherwise.
+    private static let openSQLiteStore: StoreEngineFactory = { model, url, options, metadata in
+        if holdsAppleSQLiteStore(url) { return try openAppleSQLiteStore(model, url, options, metadata) }
+        return try openBinaryStore(model, url, options, metadata)
+    }
+
+    /// Opens (or creates) a store in Apple's SQLite layout; honours ``NSReadOnlyPersistentStoreOption``
+    /// and ``NSPersistentStoreTimeoutOption``.
+    private static let openAppleSQLiteStore: StoreEngineFactory = { model, url, options, metadata in
+        guard let url, url.isFileURL else {
+            throw coreDataError(NSPersistentStoreInvalidTypeError, "an SQLite store needs a file URL; got \(url?.absoluteString ?? "none")")
+        }
+        var settings = AppleSQLiteStoreOptions()
+        settings.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        if let timeout = lockTimeout(options) { settings.lockTimeout = timeout }
+        return try mapStoreError { () throws(StoreError) -> any PersistentStoreEngine in
+            try AppleSQLiteStore(path: url.path, model: model, metadata: metadata, options: settings)
+        }
+    }
 
     /// Opens an XML store; honours ``NSReadOnlyPersistentStoreOption``.
     private static let openXMLStore: StoreEngineFactory = { model, url, options, metadata in

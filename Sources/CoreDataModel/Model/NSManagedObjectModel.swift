@@ -82,11 +82,10 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         guard let members = entities(forConfigurationName: configuration),
               let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any]
         else { return false }
-        var expected: [String: Data] = [:]
-        for entity in members { if let name = entity.name { expected[name] = entity.versionHash } }
-        guard stored.count == expected.count else { return false }
-        for (name, hash) in expected {
-            guard let recorded = stored[name] as? Data, recorded == hash else { return false }
+        guard stored.count == members.filter({ $0.name != nil }).count else { return false }
+        for entity in members {
+            guard let name = entity.name else { continue }
+            guard let recorded = stored[name] as? Data, entity.matchesVersionHash(recorded) else { return false }
         }
         return true
     }

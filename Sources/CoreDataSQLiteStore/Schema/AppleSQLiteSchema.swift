@@ -1,0 +1,454 @@
+import CoreDataModel
+import CoreDataStorage
+import Foundation
+
+/// How a model's entities and properties are laid out in Apple's SQLite store: entity numbers,
+/// one table per entity hierarchy, a column per attribute and to-one relationship, join tables for
+/// many-to-many relationships, order columns (`Formats/apple-sqlite-store.md` §3–§6). No I/O.
+///
+/// Made from the model alone for a new store, or from the model and what an existing store holds
+/// (its `Z_PRIMARYKEY` rows and its tables' columns), whose entity numbers win.
+///
+/// Threading: immutable after creation; safe from any thread.
+struct AppleSQLiteSchema: @unchecked Sendable {
+    /// One `Z_PRIMARYKEY` row (§3).
+    struct EntityRecord: Equatable {
+        var number: Int64
+        var name: String
+        var superNumber: Int64
+        var maxKey: Int64
+    }
+
+    /// One column holding an attribute.
+    struct AttributeColumn {
+        let slot: Int
+        let name: String
+        let column: String
+        let type: NSAttributeType
+        let externalStorage: Bool
+    }
+
+    /// One column holding a to-one relationship's destination key.
+    struct ToOneColumn {
+        let slot: Int
+        let name: String
+        let column: String
+        /// The destination's hierarchy, whose table holds the key.
+        let destination: Hierarchy
+        /// `Z_FOK_…` in this table when the inverse is an ordered to-many (§6).
+        let orderColumn: String?
+        /// The inverse to-many relationship, when there is one.
+        let inverseName: String?
+    }
+
+    /// Where a to-many relationship's destinations are kept (§6).
+    enum ToManyStorage {
+        /// In the destination's to-one column (the inverse).
+        case inverseColumn(destination: Hierarchy, column: String, orderColumn: String?)
+        /// In a join table.
+        case joinTable(JoinTable, ownColumn: String, otherColumn: String, orderColumn: String?)
+    }
+
+    struct ToManyRelationship {
+        let slot: Int
+        let name: String
+        let isOrdered: Bool
+        let storage: ToManyStorage
+    }
+
+    /// A many-to-many relationship's table: `Z_<n><NAME>` (§6).
+    final class JoinTable {
+        let name: String
+        /// The columns, each with the order column of the relationship whose destinations it holds.
+        let columns: [(column: String, orderColumn: String?)]
+        init(name: String, columns: [(column: String, orderColumn: String?)]) {
+            self.name = name
+            self.columns = columns
+        }
+    }
+
+    /// An entity as the store sees it.
+    final class Entity {
+        let entity: NSEntityDescription
+        let name: String
+        let number: Int64
+        let layout: PropertyLayout
+        /// The table's hierarchy; the schema keeps it alive.
+        unowned let hierarchy: Hierarchy
+        var attributes: [AttributeColumn] = []
+        var toOnes: [ToOneColumn] = []
+        var toManys: [ToManyRelationship] = []
+        init(entity: NSEntityDescription, name: String, number: Int64, hierarchy: Hierarchy) {
+            self.entity = entity
+            self.name = name
+            self.number = number
+            self.layout = entity.propertyLayout
+            self.hierarchy = hierarchy
+        }
+    }
+
+    /// A root entity and its subentities: one table.
+    final class Hierarchy {
+        let rootName: String
+        let rootNumber: Int64
+        let table: String
+        /// Every column after `Z_PK`, `Z_ENT`, `Z_OPT`, with its declared type, in creation order.
+        var columns: [(name: String, type: String)] = []
+        /// `Z<n>_<NAME>` entity columns the store already has, by to-one column (§5).
+        var entityColumns: [String: String] = [:]
+        var entities: [Entity] = []
+        init(rootName: String, rootNumber: Int64, table: String) {
+            self.rootName = rootName
+            self.rootNumber = rootNumber
+            self.table = table
+        }
+    }
+
+    /// Entities by name.
+    let entities: [String: Entity]
+    /// Entities by number.
+    let entitiesByNumber: [Int64: Entity]
+    /// Hierarchies in root-number order.
+    let hierarchies: [Hierarchy]
+    let joinTables: [JoinTable]
+    /// The `Z_PRIMARYKEY` rows this schema implies (the store's own when it had them).
+    let records: [EntityRecord]
+
+    /// The layout of `model` in a store that has `records` (empty for a new store).
+    ///
+    /// - Throws: ``AppleSQLiteSchemaError`` when a record names no entity of the model, an entity
+    ///   has no record, a superentity differs, or the model has what this layout cannot hold (a
+    ///   to-many relationship without an inverse).
+    init(model: NSManagedObjectModel, records existing: [EntityRecord]) throws(AppleSQLiteSchemaError) {
+        let modelEntities = model.entities.filter { $0.name != nil }
+        var numbers: [ObjectIdentifier: Int64] = [:]
+        var records: [EntityRecord] = []
+        if existing.isEmpty {
+            // §3: roots by name, each followed depth-first by its subentities by name.
+            var next: Int64 = 1
+            func visit(_ entity: NSEntityDescription, superNumber: Int64) {
+                let number = next
+                next += 1
+                numbers[ObjectIdentifier(entity)] = number
+                records.append(EntityRecord(number: number, name: entity.name ?? "", superNumber: superNumber, maxKey: 0))
+                for sub in entity.subentities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) { visit(sub, superNumber: number) }
+            }
+            for root in modelEntities.filter({ $0.superentity == nil }).sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
+                visit(root, superNumber: 0)
+            }
+        } else {
+            var byName: [String: NSEntityDescription] = [:]
+            var byRenaming: [String: NSEntityDescription] = [:]
+            for entity in modelEntities {
+                if let name = entity.name { byName[name] = entity }
+                if let renaming = entity.renamingIdentifier, !renaming.isEmpty { byRenaming[renaming] = entity }
+            }
+            for record in existing {
+                guard let entity = byName[record.name] ?? byRenaming[record.name] else {
+                    throw AppleSQLiteSchemaError("the store's entity \(record.number) '\(record.name)' (Z_PRIMARYKEY) is no entity of the model")
+                }
+                guard numbers[ObjectIdentifier(entity)] == nil else {
+                    throw AppleSQLiteSchemaError("the store's Z_PRIMARYKEY names the model's entity '\(entity.name ?? "")' twice")
+                }
+                numbers[ObjectIdentifier(entity)] = record.number
+            }
+            for entity in modelEntities where numbers[ObjectIdentifier(entity)] == nil {
+                throw AppleSQLiteSchemaError("the model's entity '\(entity.name ?? "")' has no table rows in the store (no Z_PRIMARYKEY row)")
+            }
+            for record in existing {
+                guard let entity = byName[record.name] ?? byRenaming[record.name] else { continue }
+                let expectedSuper = entity.superentity.flatMap { numbers[ObjectIdentifier($0)] } ?? 0
+                guard expectedSuper == record.superNumber else {
+                    throw AppleSQLiteSchemaError("the store's entity '\(record.name)' has superentity \(record.superNumber), the model's '\(entity.name ?? "")' has \(expectedSuper)")
+                }
+            }
+            records = existing
+        }
+
+        var entities: [String: Entity] = [:]
+        var byNumber: [Int64: Entity] = [:]
+        var hierarchies: [Hierarchy] = []
+        var hierarchyOfRoot: [String: Hierarchy] = [:]
+        for entity in modelEntities.sorted(by: { (numbers[ObjectIdentifier($0)] ?? 0) < (numbers[ObjectIdentifier($1)] ?? 0) }) {
+            guard let name = entity.name, let number = numbers[ObjectIdentifier(entity)] else { continue }
+            var root = entity
+            while let parent = root.superentity { root = parent }
+            let rootName = root.name ?? ""
+            let hierarchy: Hierarchy
+            if let known = hierarchyOfRoot[rootName] {
+                hierarchy = known
+            } else {
+                hierarchy = Hierarchy(rootName: rootName, rootNumber: numbers[ObjectIdentifier(root)] ?? number, table: "Z" + rootName.uppercased())
+                hierarchyOfRoot[rootName] = hierarchy
+                hierarchies.append(hierarchy)
+            }
+            let described = Entity(entity: entity, name: name, number: number, hierarchy: hierarchy)
+            hierarchy.entities.append(described)
+            entities[name] = described
+            byNumber[number] = described
+        }
+
+        // §4: one column per property, on the entity that declares it; a name taken in the
+        // hierarchy gets 1, 2, … in entity-number order.
+        var columnOf: [String: [String: String]] = [:]  // declaring entity name → property → column
+        for hierarchy in hierarchies {
+            var taken: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+            var typed: [(group: Int, entity: Int64, property: String, column: String, type: String)] = []
+            for entity in hierarchy.entities {
+                for property in entity.entity.properties.sorted(by: { $0.name < $1.name })
+                where Self.declaringEntity(of: property.name, in: entity.entity) === entity.entity && !property.isTransient {
+                    let declared: String
+                    let group: Int
+                    if let attribute = property as? NSAttributeDescription {
+                        guard let type = Self.columnType(attribute.attributeType) else { continue }
+                        declared = type
+                        group = Self.columnGroup(type)
+                    } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
+                        declared = "INTEGER"
+                        group = 0
+                    } else {
+                        continue
+                    }
+                    let base = "Z" + property.name.uppercased()
+                    var column = base
+                    var suffix = 1
+                    while taken.contains(column) {
+                        column = base + String(suffix)
+                        suffix += 1
+                    }
+                    taken.insert(column)
+                    columnOf[entity.name, default: [:]][property.name] = column
+                    typed.append((group, entity.number, property.name, column, declared))
+                }
+            }
+            typed.sort { ($0.group, $0.entity, $0.property) < ($1.group, $1.entity, $1.property) }
+            hierarchy.columns = typed.map { ($0.column, $0.type) }
+        }
+
+        // §6: order columns of one-to-many relationships live in the destination's table.
+        var joinTables: [String: JoinTable] = [:]
+        for entity in byNumber.keys.sorted().compactMap({ byNumber[$0] }) {
+            let hierarchy = entity.hierarchy
+            for (slot, property) in entity.entity.layoutProperties.enumerated() where !property.isTransient {
+                guard let ownerName = Self.declaringEntity(of: property.name, in: entity.entity).name else { continue }
+                if let relationship = property as? NSRelationshipDescription, relationship.isToMany {
+                    entity.toManys.append(try Self.toMany(
+                        relationship, slot: slot, entity: entity, entities: entities, numbers: numbers, columnOf: columnOf, joinTables: &joinTables))
+                    continue
+                }
+                guard let column = columnOf[ownerName]?[property.name] else { continue }
+                if let attribute = property as? NSAttributeDescription {
+                    entity.attributes.append(AttributeColumn(
+                        slot: slot, name: property.name, column: column, type: attribute.attributeType,
+                        externalStorage: attribute.allowsExternalBinaryDataStorage))
+                } else if let relationship = property as? NSRelationshipDescription,
+                          let destination = relationship.destinationEntity?.name.flatMap({ entities[$0] }) {
+                    var orderColumn: String?
+                    if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered {
+                        orderColumn = "Z_FOK_" + column.dropFirst()
+                    }
+                    entity.toOnes.append(ToOneColumn(
+                        slot: slot, name: property.name, column: column, destination: destination.hierarchy, orderColumn: orderColumn,
+                        inverseName: relationship.inverseRelationship?.name))
+                    if let orderColumn, !hierarchy.columns.contains(where: { $0.name == orderColumn }) {
+                        hierarchy.columns.append((orderColumn, "INTEGER"))
+                    }
+                }
+            }
+        }
+        self.entities = entities
+        self.entitiesByNumber = byNumber
+        self.hierarchies = hierarchies
+        self.joinTables = joinTables.keys.sorted().compactMap { joinTables[$0] }
+        var allRecords = records
+        for index in allRecords.indices where allRecords[index].maxKey < 0 { allRecords[index].maxKey = 0 }
+        self.records = allRecords
+    }
+
+    private static func toMany(
+        _ relationship: NSRelationshipDescription, slot: Int, entity: Entity, entities: [String: Entity], numbers: [ObjectIdentifier: Int64],
+        columnOf: [String: [String: String]], joinTables: inout [String: JoinTable]
+    ) throws(AppleSQLiteSchemaError) -> ToManyRelationship {
+        guard let destinationEntity = relationship.destinationEntity, let destinationName = destinationEntity.name,
+              let destination = entities[destinationName] else {
+            throw AppleSQLiteSchemaError("relationship '\(entity.name).\(relationship.name)' has no destination entity in the model")
+        }
+        guard let inverse = relationship.inverseRelationship, let inverseOwner = Self.declaringEntity(of: inverse.name, in: destinationEntity).name else {
+            throw AppleSQLiteSchemaError("to-many relationship '\(entity.name).\(relationship.name)' has no inverse; Apple's SQLite layout for it is not supported here")
+        }
+        if !inverse.isToMany {
+            guard let column = columnOf[inverseOwner]?[inverse.name] else {
+                throw AppleSQLiteSchemaError("relationship '\(entity.name).\(relationship.name)': its inverse '\(destinationName).\(inverse.name)' has no column")
+            }
+            let orderColumn = relationship.isOrdered ? "Z_FOK_" + column.dropFirst() : nil
+            return ToManyRelationship(
+                slot: slot, name: relationship.name, isOrdered: relationship.isOrdered,
+                storage: .inverseColumn(destination: destination.hierarchy, column: column, orderColumn: orderColumn))
+        }
+        // Many-to-many (§6): the table is named after the relationship of the side whose
+        // declaring entity has the lower number (by name for one entity).
+        let ownOwner = Self.declaringEntity(of: relationship.name, in: entity.entity)
+        let inverseOwnerEntity = Self.declaringEntity(of: inverse.name, in: destinationEntity)
+        let ownNumber = numbers[ObjectIdentifier(ownOwner)] ?? entity.number
+        let inverseNumber = numbers[ObjectIdentifier(inverseOwnerEntity)] ?? destination.number
+        let ownNamesTable = ownNumber < inverseNumber || (ownNumber == inverseNumber && relationship.name <= inverse.name)
+        let tableName = ownNamesTable ? "Z_\(ownNumber)\(relationship.name.uppercased())" : "Z_\(inverseNumber)\(inverse.name.uppercased())"
+        // The column holding this relationship's destinations: the destination's number and this
+        // relationship's name; the other holds this side's keys: this side's number, the inverse's name.
+        let destinationNumber = numbers[ObjectIdentifier(destinationEntity)] ?? destination.number
+        let sourceNumber = inverse.destinationEntity.flatMap { numbers[ObjectIdentifier($0)] } ?? entity.number
+        let otherColumn = "Z_\(destinationNumber)\(relationship.name.uppercased())"
+        var ownColumn = "Z_\(sourceNumber)\(inverse.name.uppercased())"
+        if ownColumn == otherColumn { ownColumn += "1" }
+        let otherOrder = relationship.isOrdered ? "Z_FOK_" + otherColumn.dropFirst(2) : nil
+        let ownOrder = inverse.isOrdered ? "Z_FOK_" + ownColumn.dropFirst(2) : nil
+        let table: JoinTable
+        if let known = joinTables[tableName] {
+            table = known
+        } else {
+            // Columns in the table-naming side's order: its own keys first.
+            let columns = ownNamesTable
+                ? [(ownColumn, ownOrder), (otherColumn, otherOrder)]
+                : [(otherColumn, otherOrder), (ownColumn, ownOrder)]
+            table = JoinTable(name: tableName, columns: columns.map { (column: $0.0, orderColumn: $0.1) })
+            joinTables[tableName] = table
+        }
+        return ToManyRelationship(
+            slot: slot, name: relationship.name, isOrdered: relationship.isOrdered,
+            storage: .joinTable(table, ownColumn: ownColumn, otherColumn: otherColumn, orderColumn: otherOrder))
+    }
+
+    /// The topmost entity of `entity`'s ancestry that has the property: where its column is.
+    static func declaringEntity(of property: String, in entity: NSEntityDescription) -> NSEntityDescription {
+        var owner = entity
+        while let parent = owner.superentity, parent.propertiesByName[property] != nil { owner = parent }
+        return owner
+    }
+
+    /// The declared column type of an attribute type (§5), `nil` for one that has no column.
+    static func columnType(_ type: NSAttributeType) -> String? {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType: return "INTEGER"
+        case .decimalAttributeType: return "DECIMAL"
+        case .doubleAttributeType, .floatAttributeType: return "FLOAT"
+        case .stringAttributeType, .URIAttributeType: return "VARCHAR"
+        case .dateAttributeType: return "TIMESTAMP"
+        case .binaryDataAttributeType, .transformableAttributeType, .UUIDAttributeType, .objectIDAttributeType: return "BLOB"
+        default: return nil
+        }
+    }
+
+    /// Apple's column order (§4): integers, then dates and numbers, then text, then blobs.
+    private static func columnGroup(_ type: String) -> Int {
+        switch type {
+        case "INTEGER": return 0
+        case "TIMESTAMP", "FLOAT", "DECIMAL": return 1
+        case "VARCHAR": return 2
+        default: return 3
+        }
+    }
+
+    /// Checks the schema against an existing store's tables; returns every missing table or
+    /// column (empty when the store can hold the model's objects), and remembers the store's
+    /// `Z<n>_<NAME>` entity columns (§5).
+    func problems(existingColumns: [String: [String: String]]) -> [String] {
+        var problems: [String] = []
+        for hierarchy in hierarchies {
+            guard let columns = existingColumns[hierarchy.table] else {
+                problems.append("table \(hierarchy.table) is missing")
+                continue
+            }
+            for column in hierarchy.columns where columns[column.name] == nil {
+                problems.append("\(hierarchy.table) has no column \(column.name)")
+            }
+            // A column the model does not know holds another version's property: writing rows
+            // without it would lose its values.
+            let known = Set(hierarchy.columns.map(\.name) + ["Z_PK", "Z_ENT", "Z_OPT"])
+            for column in columns.keys.sorted() where !known.contains(column) && !Self.isEntityColumn(column) {
+                problems.append("\(hierarchy.table) has column \(column), which the model has no property for")
+            }
+            for entity in hierarchy.entities {
+                for toOne in entity.toOnes {
+                    let suffix = "_" + toOne.column.dropFirst()
+                    if let found = columns.keys.first(where: { name in
+                        name.hasSuffix(suffix) && name.hasPrefix("Z") && name.dropFirst().dropLast(suffix.count).allSatisfy(\.isNumber)
+                            && name.count > suffix.count + 1
+                    }) {
+                        hierarchy.entityColumns[toOne.column] = found
+                    }
+                }
+            }
+        }
+        for table in joinTables {
+            guard let columns = existingColumns[table.name] else {
+                problems.append("join table \(table.name) is missing")
+                continue
+            }
+            for column in table.columns {
+                if columns[column.column] == nil { problems.append("\(table.name) has no column \(column.column)") }
+                if let order = column.orderColumn, columns[order] == nil { problems.append("\(table.name) has no column \(order)") }
+            }
+        }
+        return problems
+    }
+
+    /// Whether a column is a to-one relationship's entity column, `Z<n>_<NAME>` (§5).
+    static func isEntityColumn(_ column: String) -> Bool {
+        guard column.hasPrefix("Z"), let underscore = column.firstIndex(of: "_") else { return false }
+        let digits = column[column.index(after: column.startIndex)..<underscore]
+        return !digits.isEmpty && digits.allSatisfy(\.isNumber) && column.index(after: underscore) < column.endIndex
+    }
+
+    /// The statements that create the tables and indexes of a new store (§3, §4, §6).
+    func creationStatements() -> [String] {
+        var statements = [
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+            "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+            "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+        ]
+        for hierarchy in hierarchies {
+            let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + hierarchy.columns.map { "\($0.name) \($0.type)" }
+            statements.append("CREATE TABLE \(hierarchy.table) ( \(columns.joined(separator: ", ")) )")
+            if hierarchy.entities.count > 1 {
+                statements.append("CREATE INDEX \(hierarchy.table)_Z_ENT_INDEX ON \(hierarchy.table) (Z_ENT)")
+            }
+            var indexed: Set<String> = []
+            for entity in hierarchy.entities {
+                for toOne in entity.toOnes where indexed.insert(toOne.column).inserted {
+                    statements.append("CREATE INDEX \(hierarchy.table)_\(toOne.column)_INDEX ON \(hierarchy.table) (\(toOne.column))")
+                }
+                let columnByName = Dictionary(
+                    (entity.attributes.map { ($0.name, $0.column) } + entity.toOnes.map { ($0.name, $0.column) }), uniquingKeysWith: { first, _ in first })
+                for constraint in entity.entity.uniquenessConstraintNames where entity.entity.superentity == nil || Self.ownsConstraint(constraint, entity.entity) {
+                    let columns = constraint.compactMap { columnByName[$0] }
+                    guard columns.count == constraint.count, !columns.isEmpty else { continue }
+                    let name = SQLiteConnection.quote("Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_"))")
+                    statements.append("CREATE UNIQUE INDEX \(name) ON \(hierarchy.table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+                }
+            }
+        }
+        for table in joinTables {
+            var columns = table.columns.map { "\($0.column) INTEGER" }
+            columns += table.columns.compactMap { $0.orderColumn.map { "\($0) INTEGER" } }
+            let key = table.columns.map(\.column).joined(separator: ", ")
+            statements.append("CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")), PRIMARY KEY (\(key)) )")
+            if let second = table.columns.last?.column {
+                statements.append("CREATE INDEX \(table.name)_\(second)_INDEX ON \(table.name) (\(second), \(table.columns.first?.column ?? second))")
+            }
+        }
+        return statements
+    }
+
+    /// A constraint a subentity declares itself (not inherited whole from its superentity):
+    /// the superentity's index already covers an inherited one.
+    private static func ownsConstraint(_ constraint: [String], _ entity: NSEntityDescription) -> Bool {
+        guard let parent = entity.superentity else { return true }
+        return !parent.uniquenessConstraintNames.contains(constraint)
+    }
+}
+
+/// A model the store's layout cannot hold, or a store that does not match the model.
+struct AppleSQLiteSchemaError: Error, CustomStringConvertible, Sendable {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
