@@ -112,7 +112,7 @@ let package = Package(
         ),
         .target(
             name: "CoreDataSQLiteStore",
-            dependencies: ["CSQLite", "CoreDataStorage", "CoreDataModel"]
+            dependencies: ["CSQLite", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate"]
         ),
         .target(
             name: "CoreData",
@@ -148,7 +148,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataTestSupport"]
+            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataSQLiteStore", "CoreDataTestSupport"]
         ),
         .testTarget(
             name: "CoreDataPageCodecTests",

@@ -1,4 +1,5 @@
 import CoreDataModel
+import CoreDataPredicate
 import CoreDataStorage
 import Foundation
 
@@ -639,14 +640,57 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         }
     }
 
+    /// Runs a fetch: its predicate translated to SQL picks the candidate rows (§10), the
+    /// reference evaluator re-checks them where the translation is a superset, then sorts and
+    /// pages them. A predicate with nothing SQL can say is evaluated over the loaded rows.
     public func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult {
-        let snapshot = try withState { $0.table }
-        let matches = snapshot.matching(request)
+        let (snapshot, selected) = try withState { (state) throws(StoreError) -> (RowTable, (rows: [StoreRow], exact: Bool)?) in
+            (state.table, try self.candidates(for: request, in: state.table))
+        }
+        var matches: [StoreRow]
+        if let candidates = selected {
+            var remaining = request
+            if candidates.exact { remaining.predicate = nil }
+            let rows = snapshot.rows
+            matches = StoreQuery.run(remaining, candidates: candidates.rows, resolve: { rows[$0] }, entities: model.entitiesByName)
+        } else {
+            matches = snapshot.matching(request)
+        }
         switch request.resultType {
         case .count: return .count(matches.count)
         case .objectIDs: return .objectIDs(matches.map(\.objectID))
         case .rows: return .rows(matches)
         }
+    }
+
+    /// Whether SQL alone decides `predicate` on `entity`'s rows, with no re-check (§10).
+    package func translatesExactly(_ predicate: CoreDataPredicate.NSPredicate, for entity: NSEntityDescription) -> Bool {
+        guard let described = entity.name.flatMap({ schema.entities[$0] }) else { return false }
+        return AppleSQLiteFetchTranslator(schema: schema).condition(predicate, entity: described).isExact
+    }
+
+    /// The rows SQL selects for the request's predicate, or `nil` when the translation says
+    /// nothing (it would select every row). Caller holds the lock.
+    private func candidates(for request: StoreFetchRequest, in table: RowTable) throws(StoreError) -> (rows: [StoreRow], exact: Bool)? {
+        guard options.translatesFetchesToSQL, let predicate = request.predicate,
+              let entity = request.entity.name.flatMap({ schema.entities[$0] }) else { return nil }
+        let condition = AppleSQLiteFetchTranslator(schema: schema).condition(predicate, entity: entity)
+        guard condition.sql != "1" else { return nil }
+        let numbers = request.entityNames.compactMap { schema.entities[$0]?.number }
+        guard !numbers.isEmpty else { return ([], true) }
+        let sql = "SELECT Z_PK, Z_ENT FROM \(entity.hierarchy.table) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", "))) AND \(condition.sql)"
+        var rows: [StoreRow] = []
+        do {
+            try connection.query(sql, condition.values) { (row) throws(SQLiteError) in
+                guard case .integer(let key) = row[0], case .integer(let number) = row[1],
+                      let name = schema.entitiesByNumber[number]?.name,
+                      let found = table.rows[StoreObjectID(entityName: name, primaryKey: key)] else { return }
+                rows.append(found)
+            }
+        } catch {
+            throw Self.storeError(error, path)
+        }
+        return (rows, condition.isExact)
     }
 
     public func save(_ changes: StoreChangeSet) throws(StoreError) -> [StoreObjectID: Int64] {

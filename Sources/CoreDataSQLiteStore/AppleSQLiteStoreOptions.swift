@@ -8,6 +8,10 @@ public struct AppleSQLiteStoreOptions: Sendable {
     /// How long a statement waits for another connection's lock before failing, in seconds
     /// (`NSPersistentStoreTimeoutOption`; `Formats/apple-sqlite-store.md` §1, §8).
     public var lockTimeout = AppleSQLiteStore.defaultLockTimeout
+    /// Translate fetch predicates to SQL to pick candidate rows (`Formats/apple-sqlite-store.md`
+    /// §10); `false` evaluates every predicate over the loaded rows (the differential tests
+    /// compare the two).
+    public var translatesFetchesToSQL = true
 
     public init() {}
 }

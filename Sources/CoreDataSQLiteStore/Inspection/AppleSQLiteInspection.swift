@@ -121,7 +121,7 @@ public struct AppleSQLiteInspection: Sendable {
             var tables: [Table] = []
             var objects: [Int64: Int] = [:]
             for root in records where roots[root.number] == root.number {
-                let table = Self.tableName(ofRoot: root.name)
+                let table = Self.tableName(ofRoot: root.name, in: names)
                 guard names.contains(table) else { continue }
                 var total = 0
                 try connection.query("SELECT Z_ENT, count(*) FROM \(SQLiteConnection.quote(table)) GROUP BY Z_ENT") { (row) throws(SQLiteError) in
@@ -138,7 +138,7 @@ public struct AppleSQLiteInspection: Sendable {
             let byNumber = Dictionary(records.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
             for index in records.indices {
                 let rootName = roots[records[index].number].flatMap { byNumber[$0]?.name } ?? records[index].name
-                records[index].table = Self.tableName(ofRoot: rootName)
+                records[index].table = Self.tableName(ofRoot: rootName, in: names)
                 // Rows count for their entity only in the table of its own hierarchy.
                 if tables.contains(where: { $0.name == records[index].table }) { records[index].objects = objects[records[index].number] ?? 0 }
             }
@@ -183,8 +183,14 @@ public struct AppleSQLiteInspection: Sendable {
         return names
     }
 
-    /// The table of a hierarchy whose root entity is `name` (§4).
-    static func tableName(ofRoot name: String) -> String { "Z" + name.uppercased() }
+    /// The table of a hierarchy whose root entity is `name`: `Z` + the upper-cased name (§4); Apple's
+    /// own entities (persistent history, CloudKit mirroring) have `A` instead, which is taken when
+    /// only that table exists.
+    static func tableName(ofRoot name: String, in tables: [String]) -> String {
+        let table = "Z" + name.uppercased()
+        let apple = "A" + name.uppercased()
+        return !tables.contains(table) && tables.contains(apple) ? apple : table
+    }
 
     /// Each entity's root entity number, following `Z_SUPER`; an entity whose chain breaks (an
     /// unknown superentity or a cycle) is left out.
@@ -373,7 +379,7 @@ extension AppleSQLiteInspection {
         // Every root entity's table: the fixed columns, each row's Z_ENT, Z_MAX.
         var rowEntities: [String: [Int64: Int64]] = [:]  // table → Z_PK → Z_ENT, for references
         for root in records where roots[root.number] == root.number {
-            let table = tableName(ofRoot: root.name)
+            let table = tableName(ofRoot: root.name, in: names)
             let members = records.filter { roots[$0.number] == root.number }
             let memberNumbers = Set(members.map(\.number))
             guard names.contains(table) else {
@@ -411,7 +417,7 @@ extension AppleSQLiteInspection {
         for record in records where report.objectsByEntity[record.name] == nil { report.objectsByEntity[record.name] = 0 }
 
         guard let model else {
-            report.notes.append("without --model, values and to-one references are not checked (the tables do not say which columns are relationships)")
+            report.notes.append("without a model, values and to-one references are not checked (the tables do not say which columns are relationships)")
             return report
         }
         checkAgainstModel(model, connection: connection, path: path, records: records, rowEntities: rowEntities, report: &report)

@@ -1,0 +1,259 @@
+import CoreDataModel
+import CoreDataPredicate
+import CoreDataStorage
+import Foundation
+
+// Foundation declares these names too; here they mean the working classes.
+private typealias NSPredicate = CoreDataPredicate.NSPredicate
+private typealias NSComparisonPredicate = CoreDataPredicate.NSComparisonPredicate
+private typealias NSCompoundPredicate = CoreDataPredicate.NSCompoundPredicate
+private typealias NSExpression = CoreDataPredicate.NSExpression
+
+/// Translates a fetch's predicate into an SQL condition over Apple's SQLite layout
+/// (`Formats/apple-sqlite-store.md` §10). No I/O.
+///
+/// The condition is a *superset*: every row the predicate matches satisfies it. Where a part of
+/// the predicate cannot be said in SQL with exactly the reference evaluator's meaning (string
+/// options `[cd]`, `LIKE`, `MATCHES`, functions, aggregates, `ALL`, …), that part becomes `1` and
+/// the condition is marked inexact; the store then runs the reference evaluator over the rows SQL
+/// returned. Each comparison is written to give 0 or 1, never SQL's NULL, so `NOT` and `OR` keep
+/// the predicate's two-valued logic (`name != 'x'` matches a row whose name is nil).
+///
+/// Translated: comparisons of an attribute with a constant (`==`, `!=`, `<`, `<=`, `>`, `>=` on
+/// numbers, dates and booleans; `==`, `!=` on strings, data, UUIDs and URIs; `BEGINSWITH`,
+/// `ENDSWITH`, `CONTAINS` on strings without options), `IN` a constant collection, `BETWEEN`,
+/// `== nil` / `!= nil`, a to-one relationship compared with an object or nil, key paths through
+/// to-one relationships (as sub-selects), `ANY` through to-many relationships (through the
+/// inverse's column or the join table), `AND`, `OR`, `NOT`, `TRUEPREDICATE`, `FALSEPREDICATE`.
+struct AppleSQLiteFetchTranslator {
+    /// An SQL boolean expression and the values of its `?` parameters, in order.
+    struct Condition {
+        var sql: String
+        var values: [SQLiteValue]
+        /// Whether the condition matches exactly the predicate's rows (no re-check needed).
+        var isExact: Bool
+
+        static let all = Condition(sql: "1", values: [], isExact: true)
+        static let none = Condition(sql: "0", values: [], isExact: true)
+        /// An untranslatable part: matches everything, so the whole stays a superset.
+        static let superset = Condition(sql: "1", values: [], isExact: false)
+    }
+
+    let schema: AppleSQLiteSchema
+    /// Sub-selects nest at most this deep; deeper key paths are left to the evaluator.
+    static let maximumDepth = 8
+
+    /// The condition on rows of `entity`'s table that `predicate` implies.
+    func condition(_ predicate: CoreDataPredicate.NSPredicate, entity: AppleSQLiteSchema.Entity, depth: Int = 0) -> Condition {
+        if let truth = predicate.constantTruth { return truth ? .all : .none }
+        if let compound = predicate as? NSCompoundPredicate {
+            let parts = compound.subpredicates.map { condition($0, entity: entity, depth: depth) }
+            switch compound.compoundPredicateType {
+            case .and:
+                let kept = parts.filter { $0.sql != "1" }
+                if kept.isEmpty { return Condition(sql: "1", values: [], isExact: parts.allSatisfy(\.isExact)) }
+                return Condition(
+                    sql: "(" + kept.map(\.sql).joined(separator: " AND ") + ")", values: kept.flatMap(\.values),
+                    isExact: parts.allSatisfy(\.isExact))
+            case .or:
+                // One inexact branch may match any row: only the whole can stand for it.
+                guard parts.allSatisfy(\.isExact) else { return .superset }
+                if parts.isEmpty { return .none }
+                return Condition(sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", values: parts.flatMap(\.values), isExact: true)
+            case .not:
+                guard let part = parts.first, parts.count == 1, part.isExact else { return .superset }
+                return Condition(sql: "(NOT \(part.sql))", values: part.values, isExact: true)
+            @unknown default:
+                return .superset
+            }
+        }
+        guard let comparison = predicate as? NSComparisonPredicate else { return .superset }
+        return self.comparison(comparison, entity: entity, depth: depth)
+    }
+
+    private func comparison(_ predicate: NSComparisonPredicate, entity: AppleSQLiteSchema.Entity, depth: Int) -> Condition {
+        guard depth < Self.maximumDepth else { return .superset }
+        var left = predicate.leftExpression
+        var right = predicate.rightExpression
+        var type = predicate.predicateOperatorType
+        // `30 < age` reads as `age > 30`.
+        if left.expressionType == .constantValue, right.expressionType == .keyPath, let flipped = Self.flipped(type) {
+            swap(&left, &right)
+            type = flipped
+        }
+        guard left.expressionType == .keyPath, left.operand.expressionType == .evaluatedObject else { return .superset }
+        let constant: Any?
+        switch right.expressionType {
+        case .constantValue:
+            constant = right.constantValue
+        case .aggregate:
+            // `IN {'a', 'b'}`: an aggregate of constants is a constant collection.
+            guard let elements = right.collection as? [NSExpression], elements.allSatisfy({ $0.expressionType == .constantValue }) else { return .superset }
+            constant = elements.map(\.constantValue) as [Any?]
+        default:
+            return .superset
+        }
+        let components = left.keyPath.split(separator: ".").map(String.init)
+        guard !components.isEmpty, !components.contains(where: { $0.hasPrefix("@") }) else { return .superset }
+        let options = predicate.options
+        return path(components[...], entity: entity, depth: depth, anyAllowed: predicate.comparisonPredicateModifier == .any) { (last, target) in
+            leaf(last, in: target, type: type, options: options, constant: constant)
+        }
+    }
+
+    /// Walks a key path: a to-one relationship becomes `column IN (SELECT Z_PK FROM …)`, a
+    /// to-many one (under `ANY`) `Z_PK IN (SELECT <inverse column> FROM …)`.
+    private func path(
+        _ components: ArraySlice<String>, entity: AppleSQLiteSchema.Entity, depth: Int, anyAllowed: Bool,
+        leaf: (String, AppleSQLiteSchema.Entity) -> Condition
+    ) -> Condition {
+        guard let first = components.first else { return .superset }
+        if components.count == 1 { return leaf(first, entity) }
+        let rest = components.dropFirst()
+        if let toOne = entity.toOnes.first(where: { $0.name == first }),
+           let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] }) {
+            let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, leaf: leaf)
+            guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
+            return Condition(
+                sql: "coalesce(\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql)), 0)",
+                values: inner.values, isExact: inner.isExact)
+        }
+        guard anyAllowed, let toMany = entity.toManys.first(where: { $0.name == first }),
+              let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] })
+        else { return .superset }
+        let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, leaf: leaf)
+        guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
+        switch toMany.storage {
+        case .inverseColumn(let table, let column, _):
+            return Condition(
+                sql: "coalesce(Z_PK IN (SELECT \(column) FROM \(table.table) WHERE \(inner.sql)), 0)", values: inner.values, isExact: inner.isExact)
+        case .joinTable(let join, let ownColumn, let otherColumn, _):
+            return Condition(
+                sql: "coalesce(Z_PK IN (SELECT \(ownColumn) FROM \(join.name) WHERE \(otherColumn) IN (SELECT Z_PK FROM \(destination.hierarchy.table) WHERE \(inner.sql))), 0)",
+                values: inner.values, isExact: inner.isExact)
+        }
+    }
+
+    /// One property of `entity` compared with a constant.
+    private func leaf(
+        _ name: String, in entity: AppleSQLiteSchema.Entity, type: NSComparisonPredicate.Operator,
+        options: NSComparisonPredicate.Options, constant: Any?
+    ) -> Condition {
+        if let toOne = entity.toOnes.first(where: { $0.name == name }) {
+            // A to-one relationship against an object or nil.
+            switch (type, constant) {
+            case (.equalTo, nil), (.equalTo, is NSNull):
+                return Condition(sql: "(\(toOne.column) IS NULL)", values: [], isExact: true)
+            case (.notEqualTo, nil), (.notEqualTo, is NSNull):
+                return Condition(sql: "(\(toOne.column) IS NOT NULL)", values: [], isExact: true)
+            case (.equalTo, let id as StoreObjectID):
+                // A key names one row of the destination's table; an object of another table
+                // never matches, which only the evaluator can say.
+                let sameTable = schema.entities[id.entityName]?.hierarchy === toOne.destination
+                return Condition(sql: "coalesce(\(toOne.column) = ?, 0)", values: [.integer(id.primaryKey)], isExact: sameTable)
+            default:
+                return .superset
+            }
+        }
+        guard let attribute = entity.attributes.first(where: { $0.name == name }) else { return .superset }
+        let column = attribute.column
+        // [n] only promises normalized input; [c] and [d] fold in ways SQLite does not.
+        guard options.subtracting(.normalized).isEmpty else { return .superset }
+        let orderable: Bool
+        switch attribute.type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
+             .doubleAttributeType, .floatAttributeType, .dateAttributeType:
+            orderable = true
+        case .stringAttributeType, .binaryDataAttributeType, .UUIDAttributeType, .URIAttributeType:
+            orderable = false
+        default:
+            // Decimals are stored as text or real (§5); transformables as archives.
+            return .superset
+        }
+        let isNull = constant == nil || constant is NSNull
+        switch type {
+        case .equalTo:
+            if isNull { return Condition(sql: "(\(column) IS NULL)", values: [], isExact: true) }
+            guard let value = Self.value(constant, for: attribute) else { return .superset }
+            return Condition(sql: "coalesce(\(column) = ?, 0)", values: [value], isExact: true)
+        case .notEqualTo:
+            if isNull { return Condition(sql: "(\(column) IS NOT NULL)", values: [], isExact: true) }
+            guard let value = Self.value(constant, for: attribute) else { return .superset }
+            return Condition(sql: "(\(column) IS NULL OR \(column) != ?)", values: [value], isExact: true)
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard orderable, !isNull, let value = Self.value(constant, for: attribute) else { return .superset }
+            let symbol = [NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">="][type] ?? "="
+            return Condition(sql: "coalesce(\(column) \(symbol) ?, 0)", values: [value], isExact: true)
+        case .between:
+            guard orderable, let bounds = Self.collection(constant), bounds.count == 2,
+                  let low = Self.value(bounds[0], for: attribute), let high = Self.value(bounds[1], for: attribute) else { return .superset }
+            return Condition(sql: "coalesce(\(column) BETWEEN ? AND ?, 0)", values: [low, high], isExact: true)
+        case .in:
+            guard let items = Self.collection(constant) else { return .superset }
+            let values = items.compactMap { Self.value($0, for: attribute) }
+            guard values.count == items.count else { return .superset }
+            if values.isEmpty { return .none }
+            return Condition(
+                sql: "coalesce(\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", "))), 0)", values: values, isExact: true)
+        case .beginsWith, .endsWith, .contains:
+            guard attribute.type == .stringAttributeType, let text = constant as? String else { return .superset }
+            // Character positions, not LIKE: no wildcards, and case kept.
+            switch type {
+            case .beginsWith:
+                return Condition(sql: "coalesce(substr(\(column), 1, length(?)) = ?, 0)", values: [.text(text), .text(text)], isExact: true)
+            case .endsWith:
+                return Condition(sql: "coalesce(substr(\(column), -length(?)) = ?, 0)", values: [.text(text), .text(text)], isExact: !text.isEmpty)
+            default:
+                return Condition(sql: "coalesce(instr(\(column), ?) > 0, 0)", values: [.text(text)], isExact: !text.isEmpty)
+            }
+        default:
+            return .superset
+        }
+    }
+
+    /// The SQLite value a predicate constant is compared as; its own Swift type decides, so
+    /// `age < 30.5` compares with the real 30.5, not a rounded integer.
+    private static func value(_ constant: Any?, for attribute: AppleSQLiteSchema.AttributeColumn) -> SQLiteValue? {
+        switch (constant, attribute.type) {
+        case (let flag as Bool, .booleanAttributeType): return .integer(flag ? 1 : 0)
+        case (let number as Int, _) where attribute.type != .stringAttributeType: return .integer(Int64(number))
+        case (let number as Int64, _) where attribute.type != .stringAttributeType: return .integer(number)
+        case (let number as Int32, _) where attribute.type != .stringAttributeType: return .integer(Int64(number))
+        case (let number as Int16, _) where attribute.type != .stringAttributeType: return .integer(Int64(number))
+        case (let number as Double, _) where attribute.type != .stringAttributeType && attribute.type != .booleanAttributeType:
+            return number.isNaN ? nil : .real(number)
+        case (let number as Float, _) where attribute.type != .stringAttributeType && attribute.type != .booleanAttributeType:
+            return number.isNaN ? nil : .real(Double(number))
+        case (let number as NSNumber, _) where attribute.type != .stringAttributeType:
+            let kind = String(cString: number.objCType)
+            return kind == "d" || kind == "f" ? .real(number.doubleValue) : .integer(number.int64Value)
+        case (let text as String, .stringAttributeType): return .text(text)
+        case (let date as Date, .dateAttributeType): return .real(date.timeIntervalSinceReferenceDate)
+        case (let uuid as UUID, .UUIDAttributeType): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+        case (let url as URL, .URIAttributeType): return .text(url.absoluteString)
+        case (let data as Data, .binaryDataAttributeType) where !attribute.externalStorage: return .blob(data)
+        default: return nil
+        }
+    }
+
+    private static func collection(_ constant: Any?) -> [Any?]? {
+        switch constant {
+        case let array as [Any?]: return array
+        case let array as [Any]: return array.map { $0 }
+        case let set as Set<AnyHashable>: return set.map { $0.base }
+        case let array as NSArray: return array.map { $0 }
+        default: return nil
+        }
+    }
+
+    private static func flipped(_ type: NSComparisonPredicate.Operator) -> NSComparisonPredicate.Operator? {
+        switch type {
+        case .lessThan: return .greaterThan
+        case .lessThanOrEqualTo: return .greaterThanOrEqualTo
+        case .greaterThan: return .lessThan
+        case .greaterThanOrEqualTo: return .lessThanOrEqualTo
+        case .equalTo, .notEqualTo: return type
+        default: return nil
+        }
+    }
+}
