@@ -205,7 +205,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CoreData", "CoreDataModel", "CoreDataPredicate", "CoreDataArchive", "CoreDataStorage", "CoreDataBinaryFormat",
-                "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataXMLFormat", "CoreDataTestModel", "FuzzBinarySupport",
+                "CoreDataBinaryStore", "CoreDataPageCodec", "CoreDataXMLFormat", "CoreDataSQLiteStore", "CoreDataTestModel", "FuzzBinarySupport",
             ],
             path: "Fuzz/FuzzTargets"
         ),
@@ -225,6 +225,7 @@ if Context.environment["COREDATA_FUZZ"] == "1" {
     let fuzzTargets = [
         "FuzzModelLoader", "FuzzCurrentVersion", "FuzzPredicateParser", "FuzzBinaryHeader", "FuzzBinaryPage", "FuzzBinaryRecord",
         "FuzzLogFrame", "FuzzBinaryIndex", "FuzzBinaryStoreOpen", "FuzzBinaryStoreSaves", "FuzzXMLStoreReader", "FuzzKeyedArchive",
+        "FuzzAppleSQLiteStore",
     ]
     for name in fuzzTargets {
         package.targets.append(.executableTarget(name: name, dependencies: ["FuzzTargets"], path: "Fuzz/\(name)"))

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(FuzzModelLoader FuzzCurrentVersion FuzzPredicateParser FuzzBinaryHeader FuzzBinaryPage FuzzBinaryRecord FuzzLogFrame FuzzBinaryIndex FuzzBinaryStoreOpen FuzzBinaryStoreSaves FuzzXMLStoreReader FuzzKeyedArchive)
+targets=(FuzzModelLoader FuzzCurrentVersion FuzzPredicateParser FuzzBinaryHeader FuzzBinaryPage FuzzBinaryRecord FuzzLogFrame FuzzBinaryIndex FuzzBinaryStoreOpen FuzzBinaryStoreSaves FuzzXMLStoreReader FuzzKeyedArchive FuzzAppleSQLiteStore)
 if [ $# -gt 1 ]; then shift; targets=("$@"); fi
 export COREDATA_FUZZ=1
 # Swift's backtracer and ASan together hang on a crash instead of exiting.

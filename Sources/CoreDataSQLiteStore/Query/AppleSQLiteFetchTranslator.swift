@@ -96,7 +96,11 @@ struct AppleSQLiteFetchTranslator {
         let components = left.keyPath.split(separator: ".").map(String.init)
         guard !components.isEmpty, !components.contains(where: { $0.hasPrefix("@") }) else { return .superset }
         let options = predicate.options
-        return path(components[...], entity: entity, depth: depth, anyAllowed: predicate.comparisonPredicateModifier == .any) { (last, target) in
+        // Through a nil to-one relationship the key path reads nil: whether the comparison holds
+        // for nil decides what such rows (and dangling keys) get.
+        let isNull = constant == nil || constant is NSNull
+        let matchesNil = (type == .equalTo && isNull) || (type == .notEqualTo && !isNull)
+        return path(components[...], entity: entity, depth: depth, anyAllowed: predicate.comparisonPredicateModifier == .any, matchesNil: matchesNil) { (last, target) in
             leaf(last, in: target, type: type, options: options, constant: constant)
         }
     }
@@ -104,7 +108,7 @@ struct AppleSQLiteFetchTranslator {
     /// Walks a key path: a to-one relationship becomes `column IN (SELECT Z_PK FROM …)`, a
     /// to-many one (under `ANY`) `Z_PK IN (SELECT <inverse column> FROM …)`.
     private func path(
-        _ components: ArraySlice<String>, entity: AppleSQLiteSchema.Entity, depth: Int, anyAllowed: Bool,
+        _ components: ArraySlice<String>, entity: AppleSQLiteSchema.Entity, depth: Int, anyAllowed: Bool, matchesNil: Bool,
         leaf: (String, AppleSQLiteSchema.Entity) -> Condition
     ) -> Condition {
         guard let first = components.first else { return .superset }
@@ -112,16 +116,19 @@ struct AppleSQLiteFetchTranslator {
         let rest = components.dropFirst()
         if let toOne = entity.toOnes.first(where: { $0.name == first }),
            let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] }) {
-            let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, leaf: leaf)
+            let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, matchesNil: matchesNil, leaf: leaf)
             guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
-            return Condition(
-                sql: "coalesce(\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql)), 0)",
-                values: inner.values, isExact: inner.isExact)
+            var sql = "coalesce(\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql)), 0)"
+            if matchesNil {
+                // No destination (or a key naming no row, which reads as none) reads nil.
+                sql = "(\(sql) OR coalesce(\(toOne.column) IS NULL OR \(toOne.column) NOT IN (SELECT Z_PK FROM \(toOne.destination.table)), 0))"
+            }
+            return Condition(sql: sql, values: inner.values, isExact: inner.isExact)
         }
         guard anyAllowed, let toMany = entity.toManys.first(where: { $0.name == first }),
               let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] })
         else { return .superset }
-        let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, leaf: leaf)
+        let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, matchesNil: matchesNil, leaf: leaf)
         guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
         switch toMany.storage {
         case .inverseColumn(let table, let column, _):

@@ -38,6 +38,11 @@ final class AppleSQLiteFetchTranslationTests: XCTestCase {
         ("owner.firstName BEGINSWITH 'B' AND owner.lastName != 'Munger'", true),
         ("owner.updatedAt > %@", true),
         ("owner.firstName ==[c] 'bret'", false),
+        // Cars without an owner read owner.firstName as nil: != matches them, == nil too.
+        ("owner.firstName != 'Bret'", true),
+        ("owner.firstName == nil", true),
+        ("NOT (owner.firstName != 'Bret')", true),
+        ("owner == nil OR owner.lastName == 'Munger'", true),
         // Only ExpensiveSportCar has the attribute: other cars read it as nil, which SQL's
         // column (shared by the table) cannot tell from a stored nil.
         ("isLimitedEdition == YES", false),
