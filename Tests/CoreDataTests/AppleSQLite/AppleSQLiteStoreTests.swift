@@ -327,6 +327,38 @@ final class AppleSQLiteStoreTests: XCTestCase {
         XCTAssertEqual(price, Decimal(string: "1.1"))
     }
 
+    func testExternalBinaryDataIsReadFromTheSupportFolder() throws {
+        let model = try MigrationFixtures.model("""
+            <entity name="Photo" representedClassName="Photo">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <attribute name="bytes" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+            </entity>
+            """)
+        let folder = try MigrationFixtures.folder()
+        let url = folder.appendingPathComponent("Photos.sqlite")
+        let context = try open(url, model: model, type: NSAppleSQLiteStoreType)
+        let photo = NSEntityDescription.insertNewObject(forEntityName: "Photo", into: context)
+        photo.setValue("inline", forKey: "name")
+        photo.setValue(Data([1, 2, 3]), forKey: "bytes")
+        try context.save()
+        // Written inline behind Apple's marker byte 0x01.
+        XCTAssertEqual(try sqlite3(url, "SELECT hex(ZBYTES) FROM ZPHOTO"), ["01010203"])
+
+        // A row as Apple writes large data: marker 0x02 and the file's UUID, the bytes in
+        // .Photos_SUPPORT/_EXTERNAL_DATA/<UUID>.
+        let uuid = "0A1B2C3D-0000-4000-8000-00000000ABCD"
+        let external = folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: external, withIntermediateDirectories: true)
+        let large = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try large.write(to: external.appendingPathComponent(uuid))
+        let hex = "02" + Data(uuid.utf8).map { String(format: "%02X", $0) }.joined() + "00"
+        try sqlite3Write(url, "INSERT INTO ZPHOTO (Z_PK, Z_ENT, Z_OPT, ZNAME, ZBYTES) VALUES (2, 1, 1, 'external', X'\(hex)'); UPDATE Z_PRIMARYKEY SET Z_MAX = 2")
+        let reread = try open(url, model: model, type: NSAppleSQLiteStoreType)
+        let loaded = try XCTUnwrap(try fetch("Photo", reread, "name == 'external'").first)
+        XCTAssertEqual(loaded.value(forKey: "bytes") as? Data, large)
+        XCTAssertEqual(try fetch("Photo", reread, "name == 'inline'").first?.value(forKey: "bytes") as? Data, Data([1, 2, 3]))
+    }
+
     func testAnotherConnectionsSaveIsSeenAndConflictsAreDetected() throws {
         let url = try copy("SampleModel_V1.sqlite")
         let model = try sourceModel("SampleModel")
