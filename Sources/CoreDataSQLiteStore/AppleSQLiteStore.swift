@@ -30,6 +30,8 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
     public static let fileHeader = Array("SQLite format 3\0".utf8)
     /// `Z_METADATA.Z_VERSION` (§3).
     static let metadataVersion: Int64 = 1
+    /// How many problems of SQLite's integrity check an open reports (§8).
+    static let reportedDamage = 8
     /// Order keys are written `(position + 1) × step` (§6).
     static let orderKeyStep: Int64 = 1024
     /// Metadata keys kept in `Z_METADATA`'s own columns or made by the engine (§3).
@@ -133,6 +135,15 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 if case .text(let name) = row[0] { tables.append(name) }
             }
             for table in tables { existing[table.uppercased()] = try connection.columns(of: table) }
+            // SQLite answers from a damaged index without noticing, and translated fetches use the
+            // indexes: a store is checked whole before it is trusted (§8).
+            var damage: [String] = []
+            try connection.query("PRAGMA integrity_check(\(Self.reportedDamage))") { (row) throws(SQLiteError) in
+                if case .text(let line) = row[0], line != "ok" { damage.append(line) }
+            }
+            guard damage.isEmpty else {
+                throw StoreError.corrupt(detail: "\(path) is damaged (SQLite's integrity check): \(damage.joined(separator: "; "))")
+            }
             let problems = schema.problems(existingColumns: existing)
             guard problems.isEmpty else {
                 throw StoreError.io(detail: "the SQLite store at \(path) does not match the model (it needs migration): \(problems.prefix(8).joined(separator: "; "))")

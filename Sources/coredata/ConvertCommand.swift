@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreData
 import CoreDataBinaryStore
+import CoreDataSQLiteStore
 import CoreDataStorage
 import Foundation
 
@@ -8,51 +9,63 @@ import Foundation
 enum ConvertTarget: String, CaseIterable, ExpressibleByArgument {
     case binary
     case xml
+    /// Apple's SQLite layout (`NSAppleSQLiteStoreType`), a file Core Data on Apple platforms opens.
+    case sqlite
 
     var storeType: NSPersistentStore.StoreType {
         switch self {
         case .binary: return .binary
         case .xml: return .xml
+        case .sqlite: return NSPersistentStore.StoreType(rawValue: NSAppleSQLiteStoreType)
         }
     }
 }
 
-/// `coredata convert SOURCE DEST --to binary|xml --model M`: copies a store into a new file of
-/// the other type through `NSPersistentStoreCoordinator.migratePersistentStore`, as an app would.
+/// `coredata convert SOURCE DEST --to binary|xml|sqlite --model M`: copies a store into a new file
+/// of another type through `NSPersistentStoreCoordinator.migratePersistentStore`, as an app would.
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Copy a store into a new binary or XML store, through migratePersistentStore.",
+        abstract: "Copy a store into a new binary, XML or Apple SQLite store, through migratePersistentStore.",
         discussion: """
-            Opens SOURCE (a binary or XML store) read-only with a coordinator on the app's model, \
-            and copies every object, relationship and metadata entry into a new store at DEST of \
-            the type --to names, with NSPersistentStoreCoordinator.migratePersistentStore, the \
-            path the API takes. Objects get new primary keys (an XML store numbers them \
-            store-wide). SOURCE is never changed; DEST must not exist (status 8); when the copy \
-            fails no DEST is left behind.
+            Opens SOURCE (a binary, XML or Apple SQLite store) read-only with a coordinator on \
+            the app's model, and copies every object, relationship and metadata entry into a new \
+            store at DEST of the type --to names, with \
+            NSPersistentStoreCoordinator.migratePersistentStore, the path the API takes. Objects \
+            get new primary keys (an XML store numbers them store-wide). SOURCE is never \
+            changed; DEST must not exist (status 8; for sqlite, nor may DEST-wal, DEST-shm or \
+            DEST-journal); when the copy fails no DEST is left behind.
+
+            --to sqlite writes Apple's SQLite layout (NSAppleSQLiteStoreType, in WAL mode), the \
+            file Core Data's NSSQLiteStoreType opens on Apple platforms, e.g. to hand a store \
+            back to an Apple app. Its metadata records this implementation's model version \
+            hashes, not Apple's (Formats/apple-sqlite-store.md §9). An Apple SQLite SOURCE (a \
+            file Core Data wrote) is checked as verify --model does first.
 
             --model is required. A store alone does not describe its model fully: a binary \
             store's records do not tell Integer 16 from Integer 64, Float from Double, binary data \
             from transformable, nor whether a to-many relationship is ordered or what its inverse \
-            is; an XML store keeps property names only lower-cased. A model rebuilt from either \
-            would write a store the app's model cannot open. A model that does not match SOURCE \
-            is refused (status 6).
+            is; an XML store keeps property names only lower-cased; an SQLite store's columns do \
+            not say which are relationships. A model rebuilt from any of them would write a store \
+            the app's model cannot open. A model that does not match SOURCE is refused (status 6).
 
             Prints the objects copied per entity.
 
             Example:
               coredata convert Library.store Library.xml --to xml --model Library.xcdatamodeld
               coredata convert Library.xml Copy.store --to binary --model Library.xcdatamodeld --json
+              coredata convert Library.sqlite Library.store --to binary --model Library.xcdatamodeld
+              coredata convert Library.store Library.sqlite --to sqlite --model Library.xcdatamodeld
             """
     )
 
-    @Argument(help: "The store to copy (binary or XML).")
+    @Argument(help: "The store to copy (binary, XML or Apple SQLite).")
     var source: String
 
     @Argument(help: "The new store's file; must not exist.")
     var destination: String
 
-    @Option(help: "The new store's type: binary or xml.")
+    @Option(help: "The new store's type: binary, xml or sqlite (Apple's SQLite layout).")
     var to: ConvertTarget
 
     @Option(help: "The app's model (.xcdatamodeld, .xcdatamodel or contents file); required, see above.")
@@ -84,6 +97,8 @@ struct ConvertCommand: ParsableCommand {
                 try ModelLoading.requireMatch(loadedModel, metadata: metadata, modelPath: model, storePath: source)
             case .xml:
                 _ = try XMLStoreAccess.read(source, model: loadedModel, modelPath: model)
+            case .sqlite:
+                try SQLiteStoreAccess.requireIntact(source, model: loadedModel, modelPath: model)
             }
             let counts = try migrate(kind: kind, model: loadedModel)
             report(counts, from: kind)
@@ -95,6 +110,8 @@ struct ConvertCommand: ParsableCommand {
     private func requireNewDestination() throws(CLIError) {
         var leftovers = [destination]
         if to == .binary { leftovers.append(destination + "-wal") }
+        // SQLite would take a leftover journal beside a new database for its own.
+        if to == .sqlite { leftovers += ["-wal", "-shm", "-journal"].map { destination + $0 } }
         for path in leftovers where FileManager.default.fileExists(atPath: path) {
             throw CLIError(.destinationExists, "\(path) already exists; convert never overwrites a file (remove it or choose another destination)")
         }
@@ -109,7 +126,12 @@ struct ConvertCommand: ParsableCommand {
     /// entity the copy holds, counted through a context as an app would.
     private func migrate(kind: StoreKind, model: NSManagedObjectModel) throws(CLIError) -> [String: Int] {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let sourceType: NSPersistentStore.StoreType = kind == .xml ? .xml : .binary
+        let sourceType: NSPersistentStore.StoreType
+        switch kind {
+        case .binary: sourceType = .binary
+        case .xml: sourceType = .xml
+        case .sqlite: sourceType = NSPersistentStore.StoreType(rawValue: NSAppleSQLiteStoreType)
+        }
         do {
             let store = try coordinator.addPersistentStore(
                 ofType: sourceType.rawValue, configurationName: nil, at: URL(fileURLWithPath: source),

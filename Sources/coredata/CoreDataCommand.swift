@@ -8,12 +8,12 @@ struct CoreDataCommand: ParsableCommand {
         commandName: "coredata",
         abstract: "Inspect Core Data for Linux model and store files.",
         discussion: """
-            Reads binary stores (and their STORE-wal logs) and XML stores with the same decoders \
-            the library uses, so it works without the app's model. Commands that only read open \
+            Reads binary stores (and their STORE-wal logs), XML stores and Apple's Core Data SQLite \
+            stores with the same decoders the library uses, so it works without the app's model. Commands that only read open \
             the store read-only and never change a byte of it; checkpoint and compact take the \
-            store's exclusive lock. info, verify and dump read both kinds; log, pages, checkpoint \
+            store's exclusive lock. info, verify and dump read every kind; log, pages, checkpoint \
             and compact apply to binary stores only (an XML store has no log or pages: it is \
-            rewritten whole on every save; exit status 7). convert copies a store to the other \
+            rewritten whole on every save; an SQLite store keeps SQLite's files; exit status 7). convert copies a store to the other \
             type through migratePersistentStore.
 
             Example session:

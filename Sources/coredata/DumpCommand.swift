@@ -2,6 +2,7 @@ import ArgumentParser
 import CoreData
 import CoreDataBinaryFormat
 import CoreDataBinaryStore
+import CoreDataSQLiteStore
 import CoreDataStorage
 
 extension DumpFormat: ExpressibleByArgument {}
@@ -28,12 +29,19 @@ struct DumpCommand: ParsableCommand {
             --model, entities take the spelling of the metadata's version hashes, properties \
             the file's (lower-cased), and types come from the file's type attributes.
 
+            An Apple SQLite store (Core Data's NSSQLiteStoreType file) needs --model: its tables \
+            do not say which columns are relationships or which type an attribute has. It is \
+            checked as verify --model does (damage: status 1; a model whose entities or columns \
+            are not the store's: status 6), then opened read-only with the model; primary keys \
+            are the file's Z_PK values.
+
             Example:
               coredata dump Library.store
               coredata dump Library.store --entity Book --where 'pages > 300'
               coredata dump Library.store --where 'author.name == "Ada Lovelace"' --json
               coredata dump Library.store --model Library.xcdatamodeld --format xml
               coredata dump Library.xml --entity Book --limit 10
+              coredata dump Library.sqlite --model Library.xcdatamodeld --entity Book
             """
     )
 
@@ -73,7 +81,8 @@ struct DumpCommand: ParsableCommand {
                 try ModelLoading.load(modelPath, version: modelVersion)
             }
             let filter = try parsePredicate()
-            if try StoreKind.detect(path: path) == .xml {
+            let kind = try StoreKind.detect(path: path)
+            if kind == .xml {
                 // The whole file is decoded and mapped before anything prints: damage is reported,
                 // never printed.
                 let contents = try XMLStoreAccess.read(path, model: loadedModel, modelPath: model)
@@ -89,6 +98,7 @@ struct DumpCommand: ParsableCommand {
                 try dump(source, model: loadedModel, filter: filter)
                 return
             }
+            if kind == .sqlite { return try dumpSQLite(path, model: loadedModel, filter: filter) }
             let store = try StoreAccess.open(path, command: "dump", model: loadedModel, salvaging: salvage)
             // The store's lock is held from here on: no writer changes what verify checked.
             if let damage = store.openReport.logDamage {
@@ -113,6 +123,38 @@ struct DumpCommand: ParsableCommand {
                 throw CLIError.store(error, path: path)
             }
             try StoreAccess.close(store)
+        }
+    }
+
+    /// An Apple SQLite store: checked whole first (nothing prints from a damaged store), then
+    /// read through its engine, read-only, with the app's model (Formats/apple-sqlite-store.md).
+    private func dumpSQLite(_ path: String, model loadedModel: NSManagedObjectModel?, filter: NSPredicate?) throws {
+        guard let loadedModel, let modelPath = model else {
+            throw CLIError(.usage, "\(path) is an Apple SQLite store: dump needs --model (its tables do not say which columns are relationships or which type an attribute has)")
+        }
+        if salvage { throw CLIError(.usage, "--salvage applies to binary stores only: \(path) is an Apple SQLite store") }
+        try SQLiteStoreAccess.requireIntact(path, model: loadedModel, modelPath: modelPath)
+        let store = try SQLiteStoreAccess.open(path, model: loadedModel, modelPath: modelPath)
+        defer { try? store.close() }
+        let entities = loadedModel.entitiesByName
+        let source = DumpSource(
+            entityNames: loadedModel.entities.compactMap(\.name),
+            entities: entities,
+            propertyOrder: { name in entities[name].map(Self.storedProperties) ?? [] },
+            objectIDs: { name in
+                guard let entity = entities[name], !entity.isAbstract else { return [] }
+                let request = StoreFetchRequest(entity: entity, includesSubentities: false, resultType: .objectIDs)
+                switch try store.execute(request) {
+                case .objectIDs(let ids): return ids.sorted { $0.primaryKey < $1.primaryKey }
+                case .rows(let rows): return rows.map(\.objectID).sorted { $0.primaryKey < $1.primaryKey }
+                case .count: return []
+                }
+            },
+            row: { id in try store.row(for: id) })
+        do {
+            try dump(source, model: loadedModel, filter: filter)
+        } catch let error as StoreError {
+            throw CLIError.store(error, path: path)
         }
     }
 

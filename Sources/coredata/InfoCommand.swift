@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreData
 import CoreDataBinaryStore
+import CoreDataSQLiteStore
 import CoreDataStorage
 
 /// `coredata info STORE`: what a store is and holds, from its header, root, index and log.
@@ -14,12 +15,18 @@ struct InfoCommand: ParsableCommand {
             tombstones, which compact reclaims), the log's size and saves since the last \
             checkpoint, and the metadata with the model version hashes. For an XML store: the \
             format version, store UUID, next object ID, objects per entity, file size and the \
-            metadata. Opens the store read-only.
+            metadata. For an Apple SQLite store (Core Data's NSSQLiteStoreType file): the journal \
+            mode (wal or delete), store UUID, the entities of Z_PRIMARYKEY (number, name, \
+            superentity, Z_MAX), objects per entity (by Z_ENT) and per table, file size, and the \
+            metadata Core Data keeps in Z_METADATA (NSPersistenceFrameworkVersion, \
+            NSStoreModelVersionIdentifiers, version hashes in Base64); no model is needed. Opens \
+            the store read-only.
 
             Example:
               coredata info Library.store
               coredata info Library.store --json
               coredata info Library.xml
+              coredata info Library.sqlite --json
             """
     )
 
@@ -28,7 +35,11 @@ struct InfoCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let path = arguments.store
-            if try StoreKind.detect(path: path) == .xml { return try xmlInfo(path) }
+            switch try StoreKind.detect(path: path) {
+            case .xml: return try xmlInfo(path)
+            case .sqlite: return try sqliteInfo(path)
+            case .binary: break
+            }
             let store = try StoreAccess.open(path, command: "info")
             let stats: BinaryStoreStatistics
             let metadata: [String: Any]
@@ -79,6 +90,87 @@ struct InfoCommand: ParsableCommand {
         ]
         lines += PlistValueFormatting.lines(contents.metadata, indent: "  ")
         lines.forEach(Console.print)
+    }
+
+    /// An Apple SQLite store's own tables, without a model (Formats/apple-sqlite-store.md §2, §3).
+    private func sqliteInfo(_ path: String) throws(CLIError) {
+        let inspection = try SQLiteStoreAccess.inspect(path)
+        let metadata = try SQLiteStoreAccess.metadata(path)
+        let uuid = (metadata["NSStoreUUID"] as? String) ?? ""
+        let counts = inspection.objectsByEntity
+        let objects = inspection.tables.reduce(0) { $0 + $1.objects }
+        let fileBytes = Self.size(path)
+        let walBytes = FileManager.default.fileExists(atPath: path + "-wal") ? Self.size(path + "-wal") : nil
+        let names = Dictionary(inspection.entities.map { ($0.number, $0.name) }, uniquingKeysWith: { first, _ in first })
+        if arguments.json {
+            Console.print(JSONValue.object([
+                ("store", .string(path)),
+                ("format", .string("sqlite")),
+                ("journalMode", .string(inspection.journalMode)),
+                ("storeUUID", .string(uuid)),
+                ("pageSize", .integer(Int64(inspection.pageSize))),
+                ("pageCount", .integer(Int64(inspection.pageCount))),
+                ("fileBytes", .integer(fileBytes)),
+                ("walBytes", walBytes.map { .integer($0) } ?? .null),
+                ("entities", .array(inspection.entities.map { entity in
+                    .object([
+                        ("number", .integer(entity.number)),
+                        ("name", .string(entity.name)),
+                        ("superentity", names[entity.superNumber].map { .string($0) } ?? .null),
+                        ("superNumber", .integer(entity.superNumber)),
+                        ("max", .integer(entity.maxKey)),
+                        ("table", .string(entity.table)),
+                        ("objects", .integer(Int64(entity.objects))),
+                    ])
+                })),
+                ("tables", .array(inspection.tables.map { table in
+                    .object([
+                        ("name", .string(table.name)),
+                        ("rootEntity", .string(table.rootEntity)),
+                        ("objects", .integer(Int64(table.objects))),
+                        ("largestPrimaryKey", table.largestKey.map { .integer($0) } ?? .null),
+                    ])
+                })),
+                ("objects", .integer(Int64(objects))),
+                ("objectsByEntity", .counts(counts)),
+                ("otherTables", .array(inspection.tableNames.filter { name in
+                    !AppleSQLiteInspection.bookkeepingTables.contains(name) && !inspection.tables.contains { $0.name == name }
+                }.map { .string($0) })),
+                ("modelCacheBytes", inspection.modelCacheBytes.map { .integer(Int64($0)) } ?? .null),
+                ("metadata", PlistValueFormatting.json(metadata)),
+            ]).pretty)
+            return
+        }
+        let perEntity = counts.keys.sorted().map { "\($0) \(counts[$0] ?? 0)" }.joined(separator: ", ")
+        let journal: String
+        switch inspection.journalMode {
+        case "wal": journal = "wal (write-ahead log \(path)-wal: \(walBytes.map { "\($0) bytes" } ?? "none"))"
+        case "delete": journal = "delete (rollback journal)"
+        default: journal = inspection.journalMode
+        }
+        var lines = [
+            "store            \(path)",
+            "format           Apple SQLite store (Core Data's NSSQLiteStoreType layout, SQLite 3)",
+            "journal mode     \(journal)",
+            "store UUID       \(uuid)",
+            "file             \(fileBytes) bytes, \(inspection.pageCount) pages of \(inspection.pageSize)",
+            "objects          \(objects)\(perEntity.isEmpty ? "" : " (\(perEntity))")",
+            "tables           \(inspection.tables.isEmpty ? "none" : inspection.tables.map { "\($0.name) \($0.objects)" }.joined(separator: ", "))",
+            "entities         \(inspection.entities.count) (Z_PRIMARYKEY: number, name, superentity, Z_MAX, objects)",
+        ]
+        let width = inspection.entities.map(\.name.count).max() ?? 0
+        for entity in inspection.entities {
+            let superentity = entity.superNumber == 0 ? "root" : "super \(entity.superNumber) \(names[entity.superNumber] ?? "?")"
+            lines.append("  \(String(entity.number).leftPadded(to: 3))  \(entity.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(superentity), Z_MAX \(entity.maxKey), \(entity.objects) in \(entity.table)")
+        }
+        if let bytes = inspection.modelCacheBytes { lines.append("model cache      \(bytes) bytes (Z_MODELCACHE)") }
+        lines.append("metadata")
+        lines += PlistValueFormatting.lines(metadata, indent: "  ")
+        lines.forEach(Console.print)
+    }
+
+    private static func size(_ path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
     }
 
     private func created(_ stats: BinaryStoreStatistics) -> String {
@@ -136,5 +228,11 @@ struct InfoCommand: ParsableCommand {
         ]
         lines += PlistValueFormatting.lines(metadata, indent: "  ")
         return lines
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }

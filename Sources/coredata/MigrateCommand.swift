@@ -54,7 +54,13 @@ struct MigrateCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let kind = try StoreKind.detect(path: store)
-            let type = kind == .xml ? NSXMLStoreType : NSBinaryStoreType
+            let type: String
+            switch kind {
+            case .xml: type = NSXMLStoreType
+            // An Apple SQLite file migrates in place and stays one (Formats/apple-sqlite-store.md §7).
+            case .sqlite: type = NSSQLiteStoreType
+            case .binary: type = NSBinaryStoreType
+            }
             let package: XcodeModelPackage
             do {
                 package = try XcodeModelPackage(contentsOf: URL(fileURLWithPath: model))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreData
 import CoreDataBinaryStore
+import CoreDataSQLiteStore
 import CoreDataXMLFormat
 
 /// `coredata verify STORE`: the full integrity check, every damaged location listed.
@@ -26,16 +27,28 @@ struct VerifyCommand: ParsableCommand {
             opens, which also catches a misspelt property name. XML has no checksums: a changed \
             character inside a string value reads as a valid, different string.
 
+            An Apple SQLite store (Core Data's NSSQLiteStoreType file): SQLite's PRAGMA \
+            integrity_check, the bookkeeping tables (Z_PRIMARYKEY, Z_METADATA, Z_MODELCACHE) and \
+            Z_METADATA's row, every row's Z_ENT naming an entity of its table, and each root \
+            entity's Z_MAX at least the largest Z_PK of its table. Which columns are to-one \
+            relationships only the model says: with --model, the tables must be the model's \
+            (status 6 otherwise), every value is checked against its attribute's type and every \
+            reference against the relationship's destination, and the store is opened read-only \
+            with the model as an app would. A reference to a row that is gone (as a batch delete \
+            leaves it; the store reads it as no destination) is a note, not damage. Reads in one \
+            read transaction, so a concurrent save cannot fall between two checks.
+
             Example:
               coredata verify Library.store && echo intact
               coredata verify Library.xml --model Library.xcdatamodeld
+              coredata verify Library.sqlite --model Library.xcdatamodeld
               coredata verify Library.store --json
             """
     )
 
     @OptionGroup var arguments: StoreArguments
 
-    @Option(help: "An XML store only: check its objects against this model (.xcdatamodeld, .xcdatamodel or contents file).")
+    @Option(help: "An XML or Apple SQLite store only: check its objects against this model (.xcdatamodeld, .xcdatamodel or contents file).")
     var model: String?
 
     @Option(name: .customLong("model-version"), help: "The version of a .xcdatamodeld package to use (default: its current one).")
@@ -48,8 +61,12 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let path = arguments.store
-            if try StoreKind.detect(path: path) == .xml { return try verifyXML(path) }
-            if model != nil { throw CLIError(.notApplicable, "\(path) is a binary store: --model applies to XML stores only (a binary store's records are checked by their checksums)") }
+            switch try StoreKind.detect(path: path) {
+            case .xml: return try verifyXML(path)
+            case .sqlite: return try verifySQLite(path)
+            case .binary: break
+            }
+            if model != nil { throw CLIError(.notApplicable, "\(path) is a binary store: --model applies to XML stores only, and to Apple SQLite stores (a binary store's records are checked by their checksums)") }
             let report = try StoreAccess.withSharedLock(path, command: "verify") { BinaryStore.verify(path: path) }
             if arguments.json {
                 Console.print(json(report, path: path).pretty)
@@ -95,6 +112,37 @@ struct VerifyCommand: ParsableCommand {
         }
         if let first = problems.first {
             throw CLIError(.damaged, "\(path) is damaged: \(problems.count) damaged location\(problems.count == 1 ? "" : "s"), the first at \(location(first))")
+        }
+    }
+
+    /// An Apple SQLite store: SQLite's integrity check, the bookkeeping tables, every row's
+    /// entity and the key counters; with --model every value and reference
+    /// (Formats/apple-sqlite-store.md §3–§6).
+    private func verifySQLite(_ path: String) throws(CLIError) {
+        let loadedModel = try model.map { (modelPath: String) throws(CLIError) -> NSManagedObjectModel in
+            try ModelLoading.load(modelPath, version: modelVersion)
+        }
+        let report = try SQLiteStoreAccess.verify(path, model: loadedModel, modelPath: model)
+        let counts = report.objectsByEntity
+        if arguments.json {
+            Console.print(JSONValue.object([
+                ("store", .string(path)),
+                ("format", .string("sqlite")),
+                ("intact", .bool(report.isIntact)),
+                ("issues", .array(report.issues.map { .object([("location", .string($0.location)), ("problem", .string($0.problem))]) })),
+                ("notes", .array(report.notes.map { .string($0) })),
+                ("objectsByEntity", .counts(counts)),
+            ]).pretty)
+        } else {
+            for issue in report.issues { Console.print("damaged: \(issue.location): \(issue.problem)") }
+            for note in report.notes { Console.print("note: \(note)") }
+            if report.isIntact {
+                let bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+                Console.print("intact: \(counts.values.reduce(0, +)) objects, Apple SQLite store of \(bytes) bytes\(loadedModel == nil ? "" : ", every value checked against the model")")
+            }
+        }
+        if let first = report.issues.first {
+            throw CLIError(.damaged, "\(path) is damaged: \(report.issues.count) damaged location\(report.issues.count == 1 ? "" : "s"), the first at \(first.location)")
         }
     }
 

@@ -10,7 +10,7 @@ final class CLIReadCommandTests: XCTestCase {
     func testHelpShowsTheExitStatusTableAndEverySubcommandAnExample() throws {
         let help = try CLI.run(["--help"])
         XCTAssertEqual(help.status, 0)
-        for line in ["Exit status:", "1   the store is damaged", "4   the store is locked", "7   the command does not apply to an XML store", "8   convert: the destination already exists"] {
+        for line in ["Exit status:", "1   the store is damaged", "4   the store is locked", "7   the command does not apply to an XML or SQLite store", "8   convert: the destination already exists"] {
             XCTAssertTrue(help.stdout.contains(line), "missing '\(line)' in --help")
         }
         for command in ["info", "verify", "dump", "log", "pages", "history", "checkpoint", "compact", "convert", "model"] {
