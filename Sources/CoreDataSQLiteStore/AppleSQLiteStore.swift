@@ -240,7 +240,11 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
             var failure: Error?
             try connection.query(sql) { (row) throws(SQLiteError) in
                 guard failure == nil else { return }
-                guard case .integer(let key) = row[0] else { return }
+                guard case .integer(let key) = row[0] else {
+                    // Z_PK is the table's INTEGER PRIMARY KEY; anything else is a damaged schema.
+                    failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) has a row whose Z_PK is \(Self.describe(row[0])), not an integer key")
+                    return
+                }
                 guard case .integer(let number) = row[1], let entity = schema.entitiesByNumber[number], entity.hierarchy === hierarchy else {
                     failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) row Z_PK \(key) has Z_ENT \(row[1]), which is no entity of that table")
                     return

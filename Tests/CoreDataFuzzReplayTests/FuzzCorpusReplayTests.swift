@@ -62,5 +62,5 @@ final class FuzzCorpusReplayTests: XCTestCase {
     func testFuzzBinaryStoreSaves() throws { try replay("FuzzBinaryStoreSaves", atLeast: 6, FuzzBinaryStoreSaves.run) }
     func testFuzzXMLStoreReader() throws { try replay("FuzzXMLStoreReader", atLeast: 8, FuzzXMLStoreReader.run) }
     func testFuzzKeyedArchive() throws { try replay("FuzzKeyedArchive", atLeast: 14, FuzzKeyedArchive.run) }
-    func testFuzzAppleSQLiteStore() throws { try replay("FuzzAppleSQLiteStore", atLeast: 5, FuzzAppleSQLiteStore.run) }
+    func testFuzzAppleSQLiteStore() throws { try replay("FuzzAppleSQLiteStore", atLeast: 6, FuzzAppleSQLiteStore.run) }
 }
