@@ -17,12 +17,16 @@ struct ModelCommand: ParsableCommand {
             file:line: element: problem, on standard error and exits with status 6. \
             --changes-from VERSION prints what lightweight migration maps from VERSION to \
             --model-version (default: the current one), entity by entity, or every change it \
-            cannot infer (status 9).
+            cannot infer (status 9). --hashes prints only the version hashes as Apple's Core \
+            Data computes them (Base64, as VersionInfo.plist and a store's metadata hold them): \
+            each entity's and property's, the model's NSStoreModelVersionHashesDigest and \
+            versionChecksum.
 
             Example:
               coredata model Library.xcdatamodeld
               coredata model Library.xcdatamodeld --model-version "Library 2" --json
               coredata model Library.xcdatamodeld --changes-from Library   # what v1 → current changes
+              coredata model App.momd --hashes                                # Apple's version hashes
             """
     )
 
@@ -35,6 +39,9 @@ struct ModelCommand: ParsableCommand {
     @Option(name: .customLong("changes-from"), help: "Print what changes from this version of the package to --model-version (default: the current one), as lightweight migration maps it.")
     var changesFrom: String?
 
+    @Flag(help: "Print only the version hashes, as Apple's Core Data computes them (Base64).")
+    var hashes = false
+
     @Flag(help: "Print machine-readable JSON instead of text.")
     var json = false
 
@@ -42,6 +49,7 @@ struct ModelCommand: ParsableCommand {
         try reportingFailures {
             if let changesFrom { return try printChanges(from: changesFrom) }
             let versions = try loadVersions()
+            if hashes { return printAppleHashes(versions) }
             if json {
                 Console.print(JSONValue.object([
                     ("model", .string(path)),
@@ -55,6 +63,54 @@ struct ModelCommand: ParsableCommand {
                     Console.print("version \(name)\(version.current ? " (current)" : "")")
                 }
                 text(version.model, indent: version.name == nil ? "  " : "    ").forEach(Console.print)
+            }
+        }
+    }
+
+    /// `--hashes`: Apple's hashes of every version (`Formats/model-version-hash.md` §5).
+    private func printAppleHashes(_ versions: [(name: String?, current: Bool, model: NSManagedObjectModel)]) {
+        func properties(_ entity: NSEntityDescription) -> [NSPropertyDescription] {
+            entity.properties.filter { !$0.isTransient }.sorted { $0.name < $1.name }
+        }
+        if json {
+            Console.print(JSONValue.object([
+                ("model", .string(path)),
+                ("versions", .array(versions.map { version in
+                    var members: [(String, JSONValue)] = []
+                    if let name = version.name { members.append(("name", .string(name))) }
+                    members += [
+                        ("current", .bool(version.current)),
+                        ("versionChecksum", .string(version.model.appleVersionChecksum)),
+                        ("versionHashesDigest", .string(version.model.appleEntityVersionHashesDigest)),
+                        ("entities", .array(sortedEntities(version.model).map { entity in
+                            .object([
+                                ("name", .string(entity.name ?? "")),
+                                ("versionHash", .string(entity.appleVersionHash.base64EncodedString())),
+                                ("properties", .array(properties(entity).map { property in
+                                    .object([("name", .string(property.name)), ("versionHash", .string(property.appleVersionHash.base64EncodedString()))])
+                                })),
+                            ])
+                        })),
+                    ]
+                    return .object(members)
+                })),
+            ]).pretty)
+            return
+        }
+        Console.print("model \(path) (Apple's version hashes)")
+        for version in versions {
+            var indent = "  "
+            if let name = version.name {
+                Console.print("version \(name)\(version.current ? " (current)" : "")")
+                indent = "    "
+            }
+            Console.print("\(indent)versionChecksum \(version.model.appleVersionChecksum)")
+            Console.print("\(indent)versionHashesDigest \(version.model.appleEntityVersionHashesDigest)")
+            for entity in sortedEntities(version.model) {
+                Console.print("\(indent)entity \(entity.name ?? "?")  hash \(entity.appleVersionHash.base64EncodedString())")
+                for property in properties(entity) {
+                    Console.print("\(indent)  \(property.name)  hash \(property.appleVersionHash.base64EncodedString())")
+                }
             }
         }
     }

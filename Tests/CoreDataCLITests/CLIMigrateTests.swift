@@ -97,6 +97,31 @@ final class CLIMigrateTests: XCTestCase {
         XCTAssertTrue(changes.stdout.contains("change ExpensiveSportCar → LuxuryCar (renamed)"), changes.stdout)
     }
 
+    func testModelHashesAreApplesBase64() throws {
+        // VersionInfo.plist holds what Xcode computed: every entity hash of every version.
+        let momd = CLI.packageRoot.appendingPathComponent("Tests/CoreDataModelTests/Fixtures/apple-compiled/SampleModel.momd")
+        let info = try XCTUnwrap(PropertyListSerialization.propertyList(
+            from: Data(contentsOf: momd.appendingPathComponent("VersionInfo.plist")), options: [], format: nil) as? [String: Any])
+        let expected = try XCTUnwrap(info["NSManagedObjectModel_VersionHashes"] as? [String: [String: Data]])
+        for source in [momd.path, Self.samplePackage.path] {
+            let result = try CLI.run(["model", source, "--hashes", "--json"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let versions = try XCTUnwrap(try CLI.json(result.stdout)["versions"] as? [[String: Any]])
+            var compared = 0
+            for version in versions {
+                let name = try XCTUnwrap(version["name"] as? String)
+                for entity in try XCTUnwrap(version["entities"] as? [[String: Any]]) {
+                    let entityName = try XCTUnwrap(entity["name"] as? String)
+                    XCTAssertEqual(entity["versionHash"] as? String, expected[name]?[entityName]?.base64EncodedString(), "\(source) \(name).\(entityName)")
+                    compared += 1
+                }
+            }
+            XCTAssertEqual(compared, 13, source)
+        }
+        let text = try CLI.run(["model", momd.path, "--hashes", "--model-version", "SampleModel"])
+        XCTAssertTrue(text.stdout.contains("entity Car  hash \(expected["SampleModel"]?["Car"]?.base64EncodedString() ?? "?")"), text.stdout)
+    }
+
     func testModelChangesFrom() throws {
         let result = try CLI.run(["model", Self.samplePackage.path, "--changes-from", "SampleModel", "--model-version", "SampleModel2"])
         XCTAssertEqual(result.status, 0, result.stderr)
