@@ -4,8 +4,10 @@
 // through the generic object view and decoded by one unarchiver with a budget; each $top root is
 // decoded as an NSExpression (without a hook, and with one that reaches back into the decoder)
 // and as an NSPredicate, and what decodes is printed, compared and evaluated; last, the archive is
-// loaded as a compiled model (Formats/compiled-model.md) and what loads is walked. Every step must
-// return or throw its error type; any crash, hang or sanitizer report is a bug.
+// loaded as a compiled model and as a compiled mapping model (Formats/compiled-model.md) and what
+// loads is walked. Every step must return or throw its error type; any crash, hang or sanitizer
+// report is a bug.
+import CoreData
 import CoreDataArchive
 import CoreDataModel
 import CoreDataPredicate
@@ -42,6 +44,7 @@ public enum FuzzKeyedArchive {
             return
         }
         compiledModel(bytes)
+        compiledMappingModel(bytes)
 
         // Every entry through the generic view, and decoded generically under one budget.
         let unarchiver = KeyedUnarchiver(archive: archive, objectBudget: 5_000)
@@ -114,6 +117,21 @@ public enum FuzzKeyedArchive {
         let context = NSMutableDictionary()
         for (key, value) in variables() { context[key] = value }
         _ = expression.expressionValue(with: sample(), context: context)
+    }
+
+    /// The archive as a compiled mapping model (`.cdm`): it loads, and prints, or throws an error
+    /// with a message.
+    private static func compiledMappingModel(_ bytes: [UInt8]) {
+        do {
+            let mapping = try CompiledMappingModelReader.read(Data(bytes), path: "fuzz.cdm")
+            for entityMapping in mapping.entityMappings ?? [] {
+                _ = entityMapping.description
+                _ = entityMapping.sourceExpression?.description
+                for property in (entityMapping.attributeMappings ?? []) + (entityMapping.relationshipMappings ?? []) { _ = property.description }
+            }
+        } catch {
+            precondition(!error.localizedDescription.isEmpty, "an empty mapping model error message")
+        }
     }
 
     /// The archive as a compiled model: it loads consistent or throws a ``ModelError`` with a message.

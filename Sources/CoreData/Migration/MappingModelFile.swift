@@ -6,8 +6,9 @@ import Foundation
 /// Reads mapping models from Xcode's two files: the editor's `.xcmappingmodel` (a folder whose
 /// `xcmapping.xml` is an XML store of `XDDevEntityMapping`, `XDDevAttributeMapping`, … objects,
 /// value expressions inside as keyed archives) and the compiler's `.cdm` (a keyed archive of an
-/// `NSMappingModel`). Decoding does no I/O: ``load(_:)`` reads the bytes, the decoders turn them
-/// into a model or throw an error naming the file and the problem.
+/// `NSMappingModel`, read by ``CompiledMappingModelReader``). Decoding does no I/O: ``load(_:)``
+/// reads the bytes, the decoders turn them into a model or throw an error naming the file and the
+/// problem.
 enum MappingModelFile {
     /// What can be wrong with a mapping model file: the message names the file and what is wrong.
     static func failure(_ path: String, _ problem: String) -> NSError {
@@ -28,6 +29,12 @@ enum MappingModelFile {
             throw failure(url.path, "no file is there")
         }
         let file = isFolder.boolValue ? url.appendingPathComponent(sourceContents) : url
+        // A compiled file past the archive's size limit is refused before it is read into memory.
+        if !isFolder.boolValue, url.pathExtension.lowercased() == compiledExtension,
+           let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber,
+           size.int64Value > Int64(BinaryPropertyList.maximumInputSize) {
+            throw failure(file.path, "not a compiled mapping model: it holds \(size.int64Value) bytes, more than the limit of \(BinaryPropertyList.maximumInputSize)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: file)
@@ -35,8 +42,11 @@ enum MappingModelFile {
             throw failure(file.path, error.localizedDescription)
         }
         let mapping: NSMappingModel
-        if data.starts(with: Array("bplist".utf8)) {
-            mapping = try decodeCompiled(data, path: file.path)
+        // The content decides, as for a `.mom`: a renamed compiled file still loads. A `.cdm` that
+        // is not a property list goes to the compiled reader too, whose error says what it is not
+        // (the XML reader's would describe a parse failure of what was never XML).
+        if CompiledMappingModelReader.isCompiled(data) || (!isFolder.boolValue && url.pathExtension.lowercased() == compiledExtension) {
+            mapping = try CompiledMappingModelReader.read(data, path: file.path)
         } else {
             mapping = try decodeSource([UInt8](data), path: file.path)
         }
@@ -174,89 +184,10 @@ enum MappingModelFile {
         }
     }
 
-    // MARK: The compiler's output (`.cdm`)
-
-    /// The mapping model in a `.cdm`: a keyed archive whose root is an `NSMappingModel`.
-    static func decodeCompiled(_ data: Data, path: String) throws -> NSMappingModel {
-        do {
-            let archive = try KeyedArchive(data: data)
-            let root = try archive.object(at: archive.rootReference())
-            guard root.isKind(of: "NSMappingModel") else {
-                throw failure(path, "its root object is an \(root.className), not an NSMappingModel")
-            }
-            let unarchiver = KeyedUnarchiver(archive: archive)
-            let mapping = NSMappingModel()
-            mapping.entityMappings = try (elements(forKey: "NSEntityMappings", of: root, unarchiver) ?? []).map { reference in
-                try entityMapping(archive.object(at: reference), unarchiver)
-            }
-            return mapping
-        } catch let error as NSError where error.domain == NSCocoaErrorDomain {
-            throw error
-        } catch {
-            throw failure(path, "\(error)")
-        }
-    }
-
-    /// The element references of the array object field `key` refers to; `nil` for a missing field.
-    private static func elements(forKey key: String, of object: ArchivedObject, _ unarchiver: KeyedUnarchiver) throws -> [ArchiveReference]? {
-        guard let reference = try object.reference(forKey: key) else { return nil }
-        return try unarchiver.elements(of: unarchiver.archive.object(at: reference)).filter { !$0.isNull }
-    }
-
-    private static func entityMapping(_ object: ArchivedObject, _ unarchiver: KeyedUnarchiver) throws -> NSEntityMapping {
-        let archive = unarchiver.archive
-        guard object.isKind(of: "NSEntityMapping") else {
-            throw KeyedArchiveError(.wrongClass, "\(object.label) in NSEntityMappings is not an NSEntityMapping")
-        }
-        let mapping = NSEntityMapping()
-        mapping.name = try object.string(forKey: "NSMappingName")
-        let type = try object.integer(forKey: "NSMappingType") ?? 0
-        guard let mappingType = NSEntityMappingType(rawValue: UInt(clamping: max(0, type))) else {
-            throw KeyedArchiveError(.wrongClass, "\(object.label): NSMappingType \(type) is not an entity mapping type")
-        }
-        mapping.mappingType = mappingType
-        mapping.sourceEntityName = try object.string(forKey: "NSSourceEntityName")
-        mapping.destinationEntityName = try object.string(forKey: "NSDestinationEntityName")
-        mapping.sourceEntityVersionHash = try object.data(forKey: "NSSourceEntityVersionHash")
-        mapping.destinationEntityVersionHash = try object.data(forKey: "NSDestinationEntityVersionHash")
-        mapping.entityMigrationPolicyClassName = try object.string(forKey: "NSEntityMigrationPolicyClassName")
-        // The hashes are Apple's, which this library does not compute yet: the migration does not
-        // compare them with its models' hashes (Formats/model-version-hash.md).
-        mapping.versionHashesAreApples = true
-        if let source = try object.reference(forKey: "NSSourceExpression") {
-            mapping.sourceExpression = try decodeExpression(archive, root: source)
-        }
-        func properties(_ key: String) throws -> [NSPropertyMapping]? {
-            return try elements(forKey: key, of: object, unarchiver)?.map { reference in
-                let property = try archive.object(at: reference)
-                guard property.isKind(of: "NSPropertyMapping") else {
-                    throw KeyedArchiveError(.wrongClass, "\(property.label) in \(key) of \(object.label) is not an NSPropertyMapping")
-                }
-                let mapping = NSPropertyMapping()
-                mapping.name = try property.string(forKey: "NSDestinationPropertyName")
-                if let value = try property.reference(forKey: "NSValueExpression") {
-                    mapping.valueExpression = try decodeExpression(archive, root: value)
-                }
-                return mapping
-            }
-        }
-        mapping.attributeMappings = try properties("NSAttributeMappings")
-        mapping.relationshipMappings = try properties("NSRelationshipMappings")
-        return mapping
-    }
-
-    /// An archived expression, Core Data's `NSFetchRequestExpression` included; `root` nil for
-    /// the archive's root object.
+    /// An archived expression, Core Data's `NSFetchRequestExpression` included (decoded as the
+    /// compiled reader decodes it); `root` nil for the archive's root object.
     static func decodeExpression(_ archive: KeyedArchive, root: ArchiveReference?) throws -> NSExpression {
-        let decoder = ArchivedExpressionDecoder(archive: archive) { object, decoder in
-            guard object.isKind(of: "NSFetchRequestExpression") else { return nil }
-            guard let request = try object.reference(forKey: "NSFRExpression"), let context = try object.reference(forKey: "NSMOCExpression") else {
-                throw KeyedArchiveError(.wrongClass, "\(object.label) lacks NSFRExpression or NSMOCExpression")
-            }
-            return NSFetchRequestExpression.expression(
-                forFetch: try decoder.expression(at: request), context: try decoder.expression(at: context),
-                countOnly: try object.bool(forKey: "NSCountOnlyFlag") ?? false)
-        }
+        let decoder = ArchivedExpressionDecoder(archive: archive, hook: CompiledMappingModelReader.fetchRequestExpression)
         return try decoder.expression(at: root ?? archive.rootReference())
     }
 }

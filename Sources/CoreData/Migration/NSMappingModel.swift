@@ -36,6 +36,11 @@ open class NSMappingModel: NSObject {
     /// Reads the mapping model at `url`: Xcode's `.xcmappingmodel` folder or a compiled `.cdm`.
     /// `nil` when there is no readable mapping model there, as on Apple platforms;
     /// ``init(validatingContentsOf:)`` says why.
+    ///
+    /// A file's content picks the reader (a binary property list is a compiled mapping model,
+    /// whatever its name); both give the same mapping for a `.cdm` and the source it was compiled
+    /// from, except that the source leaves some value expressions for the migration to fill in
+    /// from the models, as Xcode's compiler does.
     public convenience init?(contentsOf url: URL?) {
         guard let url, let loaded = try? MappingModelFile.load(url) else { return nil }
         self.init(copying: loaded)
@@ -46,7 +51,8 @@ open class NSMappingModel: NSObject {
     /// Linux addition (Apple's initializer only returns `nil`).
     /// - Throws: `NSMigrationError` (134110) naming the file and the problem: a missing file, XML
     ///   or a keyed archive that cannot be decoded (with the line or object number), an archived
-    ///   object of another class than the one expected.
+    ///   object of another class than the one expected, a key a compiled `.cdm` must have that it
+    ///   lacks (Formats/compiled-model.md §5).
     public convenience init(validatingContentsOf url: URL) throws {
         self.init(copying: try MappingModelFile.load(url))
     }
