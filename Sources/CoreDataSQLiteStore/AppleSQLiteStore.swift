@@ -30,6 +30,9 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
     public static let fileHeader = Array("SQLite format 3\0".utf8)
     /// `Z_METADATA.Z_VERSION` (§3).
     static let metadataVersion: Int64 = 1
+    /// The largest primary key and version (`Z_PK`, `Z_MAX`, `Z_OPT`) a store may hold (§1):
+    /// larger ones are damage, and counting past them is refused, so no arithmetic overflows.
+    static let largestKey: Int64 = 1 << 62
     /// How many problems of SQLite's integrity check an open reports (§8).
     static let reportedDamage = 8
     /// Order keys are written `(position + 1) × step` (§6).
@@ -83,14 +86,23 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         self.options = options
         self.model = model
         let exists = FileManager.default.fileExists(atPath: path)
-        if !exists && (options.readOnly || !options.createsStore) {
+        // An empty file is what a creation that failed before its first write leaves: a new store.
+        let isEmpty = exists && ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil) == 0
+        let creating = !exists || isEmpty
+        if creating && (options.readOnly || !options.createsStore) {
             throw .io(detail: "there is no SQLite store at \(path)")
         }
-        if exists, !Self.isSQLiteFile(atPath: path) {
+        if !creating, !Self.isSQLiteFile(atPath: path) {
             throw .corrupt(detail: "\(path) is not an SQLite database (its first 16 bytes are not \"SQLite format 3\")")
         }
+        if creating {
+            // A model the layout cannot hold is refused before any file is made.
+            do { _ = try AppleSQLiteSchema(model: model, records: []) } catch {
+                throw .io(detail: "the model cannot be stored in Apple's SQLite layout at \(path): \(error.description)")
+            }
+        }
         do {
-            connection = try SQLiteConnection(path: path, readOnly: options.readOnly, create: !exists)
+            connection = try SQLiteConnection(path: path, readOnly: options.readOnly, create: creating)
             try connection.setBusyTimeout(options.lockTimeout)
             if !options.readOnly {
                 // A save that returned is on disk (§8): Apple's default NORMAL is not, in WAL mode.
@@ -112,14 +124,14 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 try Self.create(connection, model: model, metadata: metadata)
                 created = true
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as SQLiteError {
-            throw Self.storeError(error, path)
         } catch {
-            throw .io(detail: "\(path): \(error)")
+            if creating && !created {
+                // Leave no half-made file that a later open would take for a damaged store.
+                connection.close()
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+            throw Self.storeError(error, path)
         }
-        _ = created
         let records: [AppleSQLiteSchema.EntityRecord]
         do { records = try Self.entityRecords(connection, path) } catch { throw Self.storeError(error, path) }
         do {
@@ -217,16 +229,36 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
 
     // MARK: Loading
 
-    /// Reads every object, relationship and the metadata into `state` (§3–§6).
+    /// Reads every object, relationship and the metadata into `state` (§3–§6), as one snapshot:
+    /// inside the caller's transaction, or a read transaction of its own (§8).
     private func reload(_ state: inout State) throws {
+        let ownTransaction = connection.isAutocommit
+        if ownTransaction { try connection.execute("BEGIN") }
+        do {
+            try reloadInTransaction(&state)
+            if ownTransaction { try connection.execute("COMMIT") }
+        } catch {
+            if ownTransaction { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func reloadInTransaction(_ state: inout State) throws {
+        // Before any read: a commit between this and the reads is then reloaded again next time,
+        // never stamped as seen.
+        let version = try currentDataVersion()
         var rows: [StoreObjectID: StoreRow] = [:]
         var entityOfKey: [String: [Int64: String]] = [:]
         var nextKeys: [Int64: Int64] = [:]
         for record in try Self.entityRecords(connection, path) {
+            guard record.maxKey <= Self.largestKey else {
+                throw StoreError.corrupt(detail: "\(path): Z_PRIMARYKEY gives entity \(record.number) Z_MAX \(record.maxKey), beyond the largest key \(Self.largestKey)")
+            }
             nextKeys[record.number] = max(record.maxKey, 0) + 1
         }
-        /// to-one references to resolve once every table is read: (object, slot, destination table, key).
-        var pendingReferences: [(StoreObjectID, Int, String, Int64)] = []
+        /// to-one references to resolve once every table is read: (object, slot, destination table,
+        /// key, the relationship's destination entity).
+        var pendingReferences: [(StoreObjectID, Int, String, Int64, NSEntityDescription?)] = []
         /// Children by (table, column) → parent key → (child, order).
         var children: [String: [Int64: [(StoreObjectID, Int64)]]] = [:]
         let externalFolder = Self.externalDataFolder(of: path)
@@ -240,9 +272,9 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
             var failure: Error?
             try connection.query(sql) { (row) throws(SQLiteError) in
                 guard failure == nil else { return }
-                guard case .integer(let key) = row[0] else {
-                    // Z_PK is the table's INTEGER PRIMARY KEY; anything else is a damaged schema.
-                    failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) has a row whose Z_PK is \(Self.describe(row[0])), not an integer key")
+                guard case .integer(let key) = row[0], key >= 1, key <= Self.largestKey else {
+                    // Z_PK is the table's INTEGER PRIMARY KEY, from 1; anything else is damage.
+                    failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) has a row whose Z_PK is \(Self.describe(row[0])), not a key from 1 to \(Self.largestKey)")
                     return
                 }
                 guard case .integer(let number) = row[1], let entity = schema.entitiesByNumber[number], entity.hierarchy === hierarchy else {
@@ -254,7 +286,13 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                     return
                 }
                 var version: Int64 = 1
-                if case .integer(let value) = row[2], value > 0 { version = value }
+                if case .integer(let value) = row[2], value > 0 {
+                    guard value <= Self.largestKey else {
+                        failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) row Z_PK \(key) has Z_OPT \(value), beyond \(Self.largestKey)")
+                        return
+                    }
+                    version = value
+                }
                 let id = StoreObjectID(entityName: entity.name, primaryKey: key)
                 var slots: [StoreValue?] = .emptySlots(entity.layout.count)
                 for attribute in entity.attributes {
@@ -272,7 +310,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 for toOne in entity.toOnes {
                     slots[toOne.slot] = .null
                     guard let index = position[toOne.column], case .integer(let target) = row[index] else { continue }
-                    pendingReferences.append((id, toOne.slot, toOne.destination.table, target))
+                    pendingReferences.append((id, toOne.slot, toOne.destination.table, target, entity.entity.relationshipsByName[toOne.name]?.destinationEntity))
                     var order: Int64 = key
                     if let orderColumn = toOne.orderColumn, let orderIndex = position[orderColumn], case .integer(let value) = row[orderIndex] { order = value }
                     children[hierarchy.table + "." + toOne.column, default: [:]][target, default: []].append((id, order))
@@ -287,9 +325,12 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
             nextKeys[hierarchy.rootNumber] = max(nextKeys[hierarchy.rootNumber] ?? 1, largest + 1)
         }
 
-        for (id, slot, table, key) in pendingReferences {
+        for (id, slot, table, key, destination) in pendingReferences {
             // A key that names no row (left by a batch delete) reads as no destination.
             guard let name = entityOfKey[table]?[key] else { continue }
+            if let destination, let target = model.entitiesByName[name], !target.isKindOf(entity: destination) {
+                throw StoreError.corrupt(detail: "\(path): \(id.entityName) Z_PK \(id.primaryKey) refers to \(name) \(key) in \(table), which is no \(destination.name ?? "")")
+            }
             rows[id]?.slots[slot] = .reference(StoreObjectID(entityName: name, primaryKey: key))
         }
 
@@ -341,7 +382,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         state.entityOfKey = entityOfKey
         state.nextKeys = nextKeys
         try loadMetadata(&state)
-        state.dataVersion = try currentDataVersion()
+        state.dataVersion = version
     }
 
     private func loadMetadata(_ state: inout State) throws {
@@ -426,6 +467,9 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         if error.isCorrupt { return .corrupt(detail: "\(path): \(error)") }
         if error.isFull { return .io(detail: "\(path): the disk is full (\(error)); nothing of this change was saved") }
         if error.isBusy { return .io(detail: "\(path): the store is locked by another connection (\(error))") }
+        if error.isConstraint {
+            return .io(detail: "\(path): a UNIQUE index of the file refused the save (\(error)); nothing of it was saved")
+        }
         return .io(detail: "\(path): \(error)")
     }
 
@@ -461,24 +505,31 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 let result = try change(&table, &metadata)
                 try write(state.table, table, result)
                 if !Self.sameMetadata(metadata, state.metadata) {
-                    try Self.writeMetadata(connection, model: model, uuid: (metadata[Self.uuidKey] as? String) ?? UUID().uuidString, values: metadata.values)
+                    // Metadata without a UUID keeps the store's: a new one would orphan every object URI.
+                    let uuid = (metadata[Self.uuidKey] as? String) ?? (state.metadata[Self.uuidKey] as? String) ?? UUID().uuidString
+                    try Self.writeMetadata(connection, model: model, uuid: uuid, values: metadata.values)
                     metadata = try Self.readMetadata(connection, path)
                 }
                 try connection.execute("COMMIT")
                 state.table = table
                 state.metadata = metadata
-                state.dataVersion = (try? currentDataVersion()) ?? state.dataVersion
                 return result
             } catch {
-                try? connection.execute("ROLLBACK")
-                let failure = Self.storeError(error, path)
-                if let error = error as? SQLiteError, error.isIO {
-                    // An fsync or write error: what the kernel kept is unknown (§8).
-                    state.poisoned = .io(detail: "\(failure); the SQLite store at \(path) must be reopened")
-                }
-                throw failure
+                throw rollBack(after: error, &state)
             }
         }
+    }
+
+    /// Ends a failed write transaction and says why it failed. An I/O error (a failed write or
+    /// sync: what the kernel kept is unknown) or a rollback that left the transaction open makes
+    /// the handle refuse every later call (§8).
+    private func rollBack(after error: Error, _ state: inout State) -> StoreError {
+        let failure = Self.storeError(error, path)
+        if !connection.isAutocommit { try? connection.execute("ROLLBACK") }
+        if !connection.isAutocommit || (error as? SQLiteError)?.isIO == true {
+            state.poisoned = .io(detail: "\(failure); the SQLite store at \(path) must be reopened")
+        }
+        return failure
     }
 
     private static func sameMetadata(_ a: StoreMetadata, _ b: StoreMetadata) -> Bool {
@@ -496,7 +547,11 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
             return made
         }
         var touched: Set<StoreObjectID> = Set(deleted)
-        for id in deleted {
+        // Updated rows are deleted and inserted again rather than REPLACEd: REPLACE would also
+        // delete, silently, any other row a UNIQUE index of the file says they clash with; a
+        // plain INSERT fails instead and the whole save rolls back. Deleting every updated row
+        // first lets a save swap unique values between objects.
+        for id in deleted + changed.filter({ old.rows[$0] != nil }).sorted() {
             guard let entity = schema.entities[id.entityName] else { continue }
             try statement("DELETE FROM \(entity.hierarchy.table) WHERE Z_PK = ?").run([.integer(id.primaryKey)])
         }
@@ -528,7 +583,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 }
             }
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + hierarchy.columns.map(\.name) + hierarchy.entityColumns.values.sorted()
-            let sql = "INSERT OR REPLACE INTO \(hierarchy.table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            let sql = "INSERT INTO \(hierarchy.table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
             var bound: [SQLiteValue] = [.integer(id.primaryKey), .integer(entity.number), .integer(row.version)]
             for column in columns.dropFirst(3) { bound.append(values[column] ?? .null) }
             try statement(sql).run(bound)
@@ -627,11 +682,17 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         guard let entity = schema.entities[entityName] else { throw .io(detail: "the entity '\(entityName)' is not in the SQLite store at \(path)") }
         guard count > 0 else { return [] }
         let root = entity.hierarchy.rootNumber
+        let wanted = Int64(clamping: count)
+        /// The first of `wanted` keys after `last`, or nil when they would pass ``largestKey``.
+        func first(after last: Int64) -> Int64? {
+            let first = max(last, 0) + 1
+            return first <= Self.largestKey - wanted + 1 ? first : nil
+        }
         if options.readOnly {
-            return try withState { state in
-                let first = state.nextKeys[root] ?? 1
-                state.nextKeys[root] = first + Int64(count)
-                return (0..<Int64(count)).map { first + $0 }
+            return try withState { (state) throws(StoreError) -> [Int64] in
+                guard let start = first(after: (state.nextKeys[root] ?? 1) - 1) else { throw .io(detail: "the SQLite store at \(path) has no keys left for \(entityName)") }
+                state.nextKeys[root] = start + wanted
+                return (0..<wanted).map { start + $0 }
             }
         }
         return try withState(refreshing: false) { (state) throws(StoreError) -> [Int64] in
@@ -641,16 +702,17 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 try connection.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(root)]) { (row) throws(SQLiteError) in
                     if case .integer(let value) = row[0] { stored = value }
                 }
-                let first = max(stored + 1, state.nextKeys[root] ?? 1)
-                try connection.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(first + Int64(count) - 1), .integer(root)])
+                guard let start = first(after: max(stored, (state.nextKeys[root] ?? 1) - 1)) else {
+                    throw StoreError.io(detail: "the SQLite store at \(path) has no keys left for \(entityName) (Z_MAX \(stored))")
+                }
+                try connection.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", [.integer(start + wanted - 1), .integer(root)])
                 try connection.execute("COMMIT")
-                state.nextKeys[root] = first + Int64(count)
-                // Our own commit changes nothing another connection made: no reload needed.
-                if let version = try? currentDataVersion() { state.dataVersion = version }
-                return (0..<Int64(count)).map { first + $0 }
+                // Not stamped as seen: SQLite never counts this connection's own commits in
+                // data_version, and any other commit since must still be reloaded.
+                state.nextKeys[root] = start + wanted
+                return (0..<wanted).map { start + $0 }
             } catch {
-                try? connection.execute("ROLLBACK")
-                throw Self.storeError(error, path)
+                throw rollBack(after: error, &state)
             }
         }
     }
@@ -659,8 +721,17 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
     /// reference evaluator re-checks them where the translation is a superset, then sorts and
     /// pages them. A predicate with nothing SQL can say is evaluated over the loaded rows.
     public func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult {
-        let (snapshot, selected) = try withState { (state) throws(StoreError) -> (RowTable, (rows: [StoreRow], exact: Bool)?) in
-            (state.table, try self.candidates(for: request, in: state.table))
+        // The refresh and the SQL that picks candidates read one snapshot: no commit between them.
+        let (snapshot, selected) = try withState(refreshing: false) { (state) throws(StoreError) -> (RowTable, (rows: [StoreRow], exact: Bool)?) in
+            do { try connection.execute("BEGIN") } catch { throw Self.storeError(error, path) }
+            do {
+                try refreshIfChanged(&state)
+                let result = (state.table, try self.candidates(for: request, in: state.table))
+                try connection.execute("COMMIT")
+                return result
+            } catch {
+                throw rollBack(after: error, &state)
+            }
         }
         var matches: [StoreRow]
         if let candidates = selected {

@@ -48,9 +48,14 @@ final class SQLiteConnection {
         return SQLiteError(code: code, message: message, sql: sql)
     }
 
+    /// Whether no transaction is open (SQLite's autocommit mode).
+    var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
+
     /// Waits up to `seconds` for another connection's lock before a statement fails with `SQLITE_BUSY`.
     func setBusyTimeout(_ seconds: Double) throws(SQLiteError) {
-        let milliseconds = Int32(clamping: Int((seconds * 1000).rounded()))
+        // An infinite or huge timeout waits as long as SQLite can count (about 24 days).
+        let wanted = (seconds * 1000).rounded()
+        let milliseconds = wanted.isFinite ? Int32(clamping: Int64(max(0, min(wanted, Double(Int32.max))))) : Int32.max
         sqlite3_busy_timeout(try database("busy_timeout"), milliseconds)
     }
 
@@ -144,7 +149,18 @@ final class SQLiteStatement {
             case .null: code = sqlite3_bind_null(statement, position)
             case .integer(let number): code = sqlite3_bind_int64(statement, position, number)
             case .real(let number): code = sqlite3_bind_double(statement, position, number)
-            case .text(let text): code = sqlite3_bind_text(statement, position, text, -1, SQLiteStatement.transient)
+            case .text(let text):
+                // By byte count, not NUL-terminated: a string may hold NUL characters.
+                var utf8 = Array(text.utf8)
+                if utf8.isEmpty { utf8 = [0] }
+                let length = text.utf8.count
+                code = utf8.withUnsafeBufferPointer { buffer in
+                    buffer.baseAddress.map { base in
+                        base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                            sqlite3_bind_text64(statement, position, $0, sqlite3_uint64(length), SQLiteStatement.transient, UInt8(SQLITE_UTF8))
+                        }
+                    } ?? SQLITE_NOMEM
+                }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes { buffer in
                     // A zero-length blob must stay a blob, not become NULL: bind zeroblob then.
@@ -226,6 +242,7 @@ struct SQLiteError: Error, CustomStringConvertible, Sendable {
     var isFull: Bool { primaryCode == SQLITE_FULL }
     var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
     var isIO: Bool { primaryCode == SQLITE_IOERR }
+    var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
 
     var description: String {
         let name = sqlite3_errstr(code).map { String(cString: $0) } ?? "error \(code)"

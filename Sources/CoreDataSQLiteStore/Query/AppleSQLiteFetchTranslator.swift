@@ -73,6 +73,8 @@ struct AppleSQLiteFetchTranslator {
 
     private func comparison(_ predicate: NSComparisonPredicate, entity: AppleSQLiteSchema.Entity, depth: Int) -> Condition {
         guard depth < Self.maximumDepth else { return .superset }
+        // ALL over a nil or empty collection holds in the evaluator: only a re-check can say it.
+        guard predicate.comparisonPredicateModifier != .all else { return .superset }
         var left = predicate.leftExpression
         var right = predicate.rightExpression
         var type = predicate.predicateOperatorType
@@ -100,7 +102,7 @@ struct AppleSQLiteFetchTranslator {
         // for nil decides what such rows (and dangling keys) get.
         let isNull = constant == nil || constant is NSNull
         let matchesNil = (type == .equalTo && isNull) || (type == .notEqualTo && !isNull)
-        return path(components[...], entity: entity, depth: depth, anyAllowed: predicate.comparisonPredicateModifier == .any, matchesNil: matchesNil) { (last, target) in
+        return path(components[...], entity: entity, depth: depth, anyAllowed: predicate.comparisonPredicateModifier == .any, sawToMany: false, matchesNil: matchesNil) { (last, target) in
             leaf(last, in: target, type: type, options: options, constant: constant)
         }
     }
@@ -108,15 +110,20 @@ struct AppleSQLiteFetchTranslator {
     /// Walks a key path: a to-one relationship becomes `column IN (SELECT Z_PK FROM …)`, a
     /// to-many one (under `ANY`) `Z_PK IN (SELECT <inverse column> FROM …)`.
     private func path(
-        _ components: ArraySlice<String>, entity: AppleSQLiteSchema.Entity, depth: Int, anyAllowed: Bool, matchesNil: Bool,
+        _ components: ArraySlice<String>, entity: AppleSQLiteSchema.Entity, depth: Int, anyAllowed: Bool, sawToMany: Bool, matchesNil: Bool,
         leaf: (String, AppleSQLiteSchema.Entity) -> Condition
     ) -> Condition {
         guard let first = components.first else { return .superset }
-        if components.count == 1 { return leaf(first, entity) }
+        if components.count == 1 {
+            // ANY over a single value (no to-many on the way) matches nothing when it is nil: a
+            // meaning SQL's comparisons do not have.
+            if anyAllowed && !sawToMany { return .superset }
+            return leaf(first, entity)
+        }
         let rest = components.dropFirst()
         if let toOne = entity.toOnes.first(where: { $0.name == first }),
            let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] }) {
-            let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, matchesNil: matchesNil, leaf: leaf)
+            let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: sawToMany, matchesNil: matchesNil, leaf: leaf)
             guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
             var sql = "coalesce(\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql)), 0)"
             if matchesNil {
@@ -128,7 +135,7 @@ struct AppleSQLiteFetchTranslator {
         guard anyAllowed, let toMany = entity.toManys.first(where: { $0.name == first }),
               let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] })
         else { return .superset }
-        let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, matchesNil: matchesNil, leaf: leaf)
+        let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: true, matchesNil: matchesNil, leaf: leaf)
         guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
         switch toMany.storage {
         case .inverseColumn(let table, let column, _):
@@ -148,33 +155,37 @@ struct AppleSQLiteFetchTranslator {
     ) -> Condition {
         if let toOne = entity.toOnes.first(where: { $0.name == name }) {
             // A to-one relationship against an object or nil.
+            // A key naming no row (left by a batch delete) reads as no destination.
+            let existing = "\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table))"
             switch (type, constant) {
             case (.equalTo, nil), (.equalTo, is NSNull):
-                return Condition(sql: "(\(toOne.column) IS NULL)", values: [], isExact: true)
+                return Condition(sql: "coalesce(\(toOne.column) IS NULL OR NOT \(existing), 1)", values: [], isExact: true)
             case (.notEqualTo, nil), (.notEqualTo, is NSNull):
-                return Condition(sql: "(\(toOne.column) IS NOT NULL)", values: [], isExact: true)
+                return Condition(sql: "coalesce(\(toOne.column) IS NOT NULL AND \(existing), 0)", values: [], isExact: true)
             case (.equalTo, let id as StoreObjectID):
                 // A key names one row of the destination's table; an object of another table
                 // never matches, which only the evaluator can say.
                 let sameTable = schema.entities[id.entityName]?.hierarchy === toOne.destination
-                return Condition(sql: "coalesce(\(toOne.column) = ?, 0)", values: [.integer(id.primaryKey)], isExact: sameTable)
+                return Condition(sql: "coalesce(\(toOne.column) = ? AND \(existing), 0)", values: [.integer(id.primaryKey)], isExact: sameTable)
             default:
                 return .superset
             }
         }
         guard let attribute = entity.attributes.first(where: { $0.name == name }) else { return .superset }
-        let column = attribute.column
+        // A boolean reads true for any nonzero integer the file holds (§5).
+        let column = attribute.type == .booleanAttributeType ? "(\(attribute.column) != 0)" : attribute.column
         // [n] only promises normalized input; [c] and [d] fold in ways SQLite does not.
         guard options.subtracting(.normalized).isEmpty else { return .superset }
         let orderable: Bool
         switch attribute.type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
-             .doubleAttributeType, .floatAttributeType, .dateAttributeType:
+             .doubleAttributeType, .dateAttributeType:
             orderable = true
         case .stringAttributeType, .binaryDataAttributeType, .UUIDAttributeType, .URIAttributeType:
             orderable = false
         default:
-            // Decimals are stored as text or real (§5); transformables as archives.
+            // Decimals are stored as reals but held exactly in memory until a reload (§5); a
+            // Float compares as a Float in memory, as a double in SQL; transformables are archives.
             return .superset
         }
         let isNull = constant == nil || constant is NSNull
@@ -205,13 +216,15 @@ struct AppleSQLiteFetchTranslator {
         case .beginsWith, .endsWith, .contains:
             guard attribute.type == .stringAttributeType, let text = constant as? String else { return .superset }
             // Character positions, not LIKE: no wildcards, and case kept.
+            // Every string begins, ends with and contains the empty string; nil does not.
+            if text.isEmpty { return Condition(sql: "(\(column) IS NOT NULL)", values: [], isExact: true) }
             switch type {
             case .beginsWith:
                 return Condition(sql: "coalesce(substr(\(column), 1, length(?)) = ?, 0)", values: [.text(text), .text(text)], isExact: true)
             case .endsWith:
-                return Condition(sql: "coalesce(substr(\(column), -length(?)) = ?, 0)", values: [.text(text), .text(text)], isExact: !text.isEmpty)
+                return Condition(sql: "coalesce(substr(\(column), -length(?)) = ?, 0)", values: [.text(text), .text(text)], isExact: true)
             default:
-                return Condition(sql: "coalesce(instr(\(column), ?) > 0, 0)", values: [.text(text)], isExact: !text.isEmpty)
+                return Condition(sql: "coalesce(instr(\(column), ?) > 0, 0)", values: [.text(text)], isExact: true)
             }
         default:
             return .superset
@@ -221,19 +234,28 @@ struct AppleSQLiteFetchTranslator {
     /// The SQLite value a predicate constant is compared as; its own Swift type decides, so
     /// `age < 30.5` compares with the real 30.5, not a rounded integer.
     private static func value(_ constant: Any?, for attribute: AppleSQLiteSchema.AttributeColumn) -> SQLiteValue? {
+        let numeric: Bool
+        switch attribute.type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType, .doubleAttributeType:
+            numeric = true
+        default:
+            // A number against a date or a string is the evaluator's to compare.
+            numeric = false
+        }
         switch (constant, attribute.type) {
         case (let flag as Bool, .booleanAttributeType): return .integer(flag ? 1 : 0)
-        case (let number as Int, _) where attribute.type != .stringAttributeType: return .integer(Int64(number))
-        case (let number as Int64, _) where attribute.type != .stringAttributeType: return .integer(number)
-        case (let number as Int32, _) where attribute.type != .stringAttributeType: return .integer(Int64(number))
-        case (let number as Int16, _) where attribute.type != .stringAttributeType: return .integer(Int64(number))
-        case (let number as Double, _) where attribute.type != .stringAttributeType && attribute.type != .booleanAttributeType:
+        case (let number as Int, _) where numeric: return .integer(Int64(number))
+        case (let number as Int64, _) where numeric: return .integer(number)
+        case (let number as Int32, _) where numeric: return .integer(Int64(number))
+        case (let number as Int16, _) where numeric: return .integer(Int64(number))
+        case (let number as Double, _) where numeric && attribute.type != .booleanAttributeType:
             return number.isNaN ? nil : .real(number)
-        case (let number as Float, _) where attribute.type != .stringAttributeType && attribute.type != .booleanAttributeType:
-            return number.isNaN ? nil : .real(Double(number))
-        case (let number as NSNumber, _) where attribute.type != .stringAttributeType:
+        case (let number as NSNumber, _) where numeric:
             let kind = String(cString: number.objCType)
-            return kind == "d" || kind == "f" ? .real(number.doubleValue) : .integer(number.int64Value)
+            if kind == "d" || kind == "f" { return number.doubleValue.isNaN ? nil : .real(number.doubleValue) }
+            // An unsigned value past Int64.max would wrap: leave it to the evaluator.
+            if kind == "Q" || kind == "L" { return number.uint64Value <= UInt64(Int64.max) ? .integer(Int64(number.uint64Value)) : nil }
+            return .integer(number.int64Value)
         case (let text as String, .stringAttributeType): return .text(text)
         case (let date as Date, .dateAttributeType): return .real(date.timeIntervalSinceReferenceDate)
         case (let uuid as UUID, .UUIDAttributeType): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })

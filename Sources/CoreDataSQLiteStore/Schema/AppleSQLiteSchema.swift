@@ -121,6 +121,15 @@ struct AppleSQLiteSchema: @unchecked Sendable {
     ///   to-many relationship without an inverse).
     init(model: NSManagedObjectModel, records existing: [EntityRecord]) throws(AppleSQLiteSchemaError) {
         let modelEntities = model.entities.filter { $0.name != nil }
+        // Table, column and index names are made from these names and written into SQL: only
+        // names SQL takes as bare identifiers are allowed (Xcode allows no others either).
+        for entity in modelEntities {
+            let name = entity.name ?? ""
+            guard Self.isIdentifier(name) else { throw AppleSQLiteSchemaError("the entity name '\(name)' cannot name an SQLite table") }
+            for property in entity.properties where !Self.isIdentifier(property.name) {
+                throw AppleSQLiteSchemaError("the property name '\(name).\(property.name)' cannot name an SQLite column")
+            }
+        }
         var numbers: [ObjectIdentifier: Int64] = [:]
         var records: [EntityRecord] = []
         if existing.isEmpty {
@@ -245,7 +254,7 @@ struct AppleSQLiteSchema: @unchecked Sendable {
                           let destination = relationship.destinationEntity?.name.flatMap({ entities[$0] }) {
                     var orderColumn: String?
                     if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered {
-                        orderColumn = "Z_FOK_" + column.dropFirst()
+                        orderColumn = Self.orderColumnPrefix + column.dropFirst()
                     }
                     entity.toOnes.append(ToOneColumn(
                         slot: slot, name: property.name, column: column, destination: destination.hierarchy, orderColumn: orderColumn,
@@ -280,7 +289,7 @@ struct AppleSQLiteSchema: @unchecked Sendable {
             guard let column = columnOf[inverseOwner]?[inverse.name] else {
                 throw AppleSQLiteSchemaError("relationship '\(entity.name).\(relationship.name)': its inverse '\(destinationName).\(inverse.name)' has no column")
             }
-            let orderColumn = relationship.isOrdered ? "Z_FOK_" + column.dropFirst() : nil
+            let orderColumn = relationship.isOrdered ? Self.orderColumnPrefix + column.dropFirst() : nil
             return ToManyRelationship(
                 slot: slot, name: relationship.name, isOrdered: relationship.isOrdered,
                 storage: .inverseColumn(destination: destination.hierarchy, column: column, orderColumn: orderColumn))
@@ -300,8 +309,8 @@ struct AppleSQLiteSchema: @unchecked Sendable {
         let otherColumn = "Z_\(destinationNumber)\(relationship.name.uppercased())"
         var ownColumn = "Z_\(sourceNumber)\(inverse.name.uppercased())"
         if ownColumn == otherColumn { ownColumn += "1" }
-        let otherOrder = relationship.isOrdered ? "Z_FOK_" + otherColumn.dropFirst(2) : nil
-        let ownOrder = inverse.isOrdered ? "Z_FOK_" + ownColumn.dropFirst(2) : nil
+        let otherOrder = relationship.isOrdered ? Self.orderColumnPrefix + otherColumn.dropFirst(2) : nil
+        let ownOrder = inverse.isOrdered ? Self.orderColumnPrefix + ownColumn.dropFirst(2) : nil
         let table: JoinTable
         if let known = joinTables[tableName] {
             table = known
@@ -316,6 +325,15 @@ struct AppleSQLiteSchema: @unchecked Sendable {
         return ToManyRelationship(
             slot: slot, name: relationship.name, isOrdered: relationship.isOrdered,
             storage: .joinTable(table, ownColumn: ownColumn, otherColumn: otherColumn, orderColumn: otherOrder))
+    }
+
+    /// `Z_FOK_`: the prefix of order columns (§1, §6).
+    static let orderColumnPrefix = "Z_FOK_"
+
+    /// Whether `name` is `[A-Za-z_][A-Za-z0-9_]*`, an identifier SQL reads without quotes.
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
+        return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
     }
 
     /// The topmost entity of `entity`'s ancestry that has the property: where its column is.
@@ -423,7 +441,11 @@ struct AppleSQLiteSchema: @unchecked Sendable {
                     let columns = constraint.compactMap { columnByName[$0] }
                     guard columns.count == constraint.count, !columns.isEmpty else { continue }
                     let name = SQLiteConnection.quote("Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_"))")
-                    statements.append("CREATE UNIQUE INDEX \(name) ON \(hierarchy.table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))")
+                    // A subentity's constraint binds its own objects only: other entities of the
+                    // table may share the values (§4).
+                    let scope = entity.entity.superentity == nil ? "" : " WHERE Z_ENT IN (" + hierarchy.entities
+                        .filter { $0.entity.isKindOf(entity: entity.entity) }.map { String($0.number) }.joined(separator: ", ") + ")"
+                    statements.append("CREATE UNIQUE INDEX \(name) ON \(hierarchy.table) (\(columns.map { "\($0) COLLATE BINARY ASC" }.joined(separator: ", ")))\(scope)")
                 }
             }
         }

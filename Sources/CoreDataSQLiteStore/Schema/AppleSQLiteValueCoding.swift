@@ -11,6 +11,18 @@ enum AppleSQLiteValueCoding {
     /// `0x02`: an ASCII UUID follows, naming a file in the external data folder (§5).
     static let externalMarker: UInt8 = 0x02
 
+    /// Reals beyond this read as no integer: `Int64(_:)` of a larger double would trap.
+    static let largestExactInteger = 9.2e18
+
+    /// Whether an integer fits the attribute's width (Integer 16, 32 or 64).
+    static func fits(_ number: Int64, _ type: NSAttributeType) -> Bool {
+        switch type {
+        case .integer16AttributeType: return Int64(Int16.min)...Int64(Int16.max) ~= number
+        case .integer32AttributeType: return Int64(Int32.min)...Int64(Int32.max) ~= number
+        default: return true
+        }
+    }
+
     /// The store value of a column, or `nil` when the stored value cannot be the attribute's type.
     ///
     /// - Parameter externalData: reads the external file a reference names (§5).
@@ -20,11 +32,14 @@ enum AppleSQLiteValueCoding {
         if case .null = value { return .null }
         switch type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            let number: Int64
             switch value {
-            case .integer(let number): return .integer(number)
-            case .real(let number) where number.rounded() == number && abs(number) < 9.2e18: return .integer(Int64(number))
+            case .integer(let stored): number = stored
+            case .real(let stored) where stored.rounded() == stored && abs(stored) < largestExactInteger: number = Int64(stored)
             default: return nil
             }
+            // A value the attribute's width cannot hold would be truncated in memory.
+            return fits(number, type) ? .integer(number) : nil
         case .booleanAttributeType:
             guard case .integer(let number) = value else { return nil }
             return .bool(number != 0)
@@ -62,7 +77,7 @@ enum AppleSQLiteValueCoding {
             guard case .blob(let bytes) = value else { return nil }
             guard externalStorage, let marker = bytes.first else { return .data(bytes) }
             switch marker {
-            case inlineMarker: return .data(bytes.dropFirst())
+            case inlineMarker: return .data(Data(bytes.dropFirst()))
             case externalMarker:
                 let name = String(decoding: bytes.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
                 guard !name.isEmpty, name.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return nil }
@@ -80,13 +95,14 @@ enum AppleSQLiteValueCoding {
         switch (value, type) {
         case (.null, _): return .null
         case (.integer(let number), .integer16AttributeType), (.integer(let number), .integer32AttributeType), (.integer(let number), .integer64AttributeType):
-            return .integer(number)
+            return fits(number, type) ? .integer(number) : nil
         case (.bool(let flag), .booleanAttributeType): return .integer(flag ? 1 : 0)
         case (.integer(let number), .booleanAttributeType): return .integer(number != 0 ? 1 : 0)
         case (.double(let number), .doubleAttributeType), (.double(let number), .floatAttributeType): return .real(number)
         case (.integer(let number), .doubleAttributeType), (.integer(let number), .floatAttributeType): return .real(Double(number))
         case (.decimal(let decimal), .decimalAttributeType):
-            // Text: the column's numeric affinity turns it into a real only when that is exact.
+            // The column's numeric affinity stores any well-formed number as a real (15
+            // significant digits), as Apple's stores hold decimals (§5).
             return .text(NSDecimalNumber(decimal: decimal).description(withLocale: Locale(identifier: "en_US_POSIX")))
         case (.string(let text), .stringAttributeType): return .text(text)
         case (.uri(let url), .URIAttributeType): return .text(url.absoluteString)

@@ -1,4 +1,5 @@
 import CoreDataModel
+import Foundation
 
 /// The values of every uniqueness constraint, so that a save finds a duplicate in O(1) per row
 /// instead of scanning the entity. A constraint declared on an entity covers its subentities.
@@ -49,12 +50,21 @@ package struct UniquenessIndex: Sendable {
         return plan
     }
 
+    /// The value as the constraint compares it. Strings compare by their Unicode scalars, as
+    /// Apple's SQLite store's `COLLATE BINARY` index does (and the reference evaluator), not by
+    /// Swift's canonical equivalence: "é" and "e\u{301}" are two values. A constrained property
+    /// has one type, so a string's UTF-8 bytes cannot meet a data value.
+    private static func exact(_ value: StoreValue) -> StoreValue {
+        if case .string(let text) = value { return .data(Data(text.utf8)) }
+        return value
+    }
+
     private mutating func keys(for row: StoreRow, entities: [String: NSEntityDescription]) -> [Key] {
         let plan = plan(for: row.objectID.entityName, entities: entities)
         guard !plan.isEmpty else { return [] }
         var keys: [Key] = []
         for number in plan {
-            let values = constraints[number].names.map { row[$0] }
+            let values = constraints[number].names.map { Self.exact(row[$0]) }
             if values.contains(where: \.isNull) { continue }
             keys.append(Key(constraint: number, values: values))
         }
