@@ -3,6 +3,13 @@ import CoreDataStorage
 import Foundation
 
 extension NSManagedObjectContext {
+    /// The objects one save writes.
+    typealias SaveObjects = (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject])
+
+    /// What one save writes to each store (in a stable order), and the rows of the inserted then
+    /// updated objects as built.
+    private typealias StorePlan = (stores: [(store: NSPersistentStore, changes: StoreChangeSet)], rows: [StoreRow])
+
     /// Saves every insert, update and delete to the stores (or, for a child context, into its parent).
     ///
     /// Steps: `willSave()` on each changed object; validation (deny rules for deletes, required
@@ -10,11 +17,17 @@ extension NSManagedObjectContext {
     /// for inserted objects; one change set per store; conflicts resolved by ``mergePolicy``; then
     /// the objects take their saved state, `didSave()` runs and `NSManagedObjectContextDidSave` is posted.
     ///
+    /// Conflicts with a store (objects changed there since this context read them, uniqueness
+    /// constraints) go to the merge policy's `resolve(mergeConflicts:)`. When it returns, the save
+    /// retries: with the standard resolutions applied, and, if the policy changed objects, with
+    /// what it writes validated and built afresh from them (a conflict on the retry after such
+    /// changes fails the save).
+    ///
     /// - Throws: `NSError`s in `NSCocoaErrorDomain`: validation codes 1550–1680 (several at once
     ///   as 1560 with `NSDetailedErrorsKey`), `NSManagedObjectMergeError` (133020) with a
     ///   `conflictList` of ``NSMergeConflict``s, `NSManagedObjectConstraintMergeError` (133021),
-    ///   store errors 134xxx. A failed save changes nothing in the store and leaves the context's
-    ///   changes in place.
+    ///   store errors 134xxx; or whatever the merge policy throws. A failed save changes nothing
+    ///   in the store and leaves the context's changes in place.
     public func save() throws {
         assertOnQueue()
         // Apple's save begins by announcing the changes it is about to save.
@@ -27,9 +40,34 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             preconditionFailure("CoreData: save() on a context with no persistentStoreCoordinator and no parent")
         }
-        let (inserted, updated, deleted) = try prepareSave()
-        try obtainPermanentIDs(for: inserted)
+        var saving = try prepareSave()
+        try obtainPermanentIDs(for: saving.inserted)
+        var plan = try storePlan(for: saving, coordinator: coordinator)
 
+        var versions: [StoreObjectID: Int64] = [:]
+        var resolvedConflicts = false
+        var savedStores: Set<ObjectIdentifier> = []
+        while let entry = plan.stores.first(where: { !savedStores.contains(ObjectIdentifier($0.store)) }) {
+            let saved = try saveResolvingConflicts(entry.changes, to: entry.store, resolved: &resolvedConflicts) {
+                // The merge policy changed objects: the save is planned afresh from them. Stores
+                // already saved stay saved; what the policy changed in them is not written.
+                processPendingChanges()
+                saving = try pendingSaveObjects()
+                try obtainPermanentIDs(for: saving.inserted)
+                plan = try storePlan(for: saving, coordinator: coordinator)
+                return plan.stores.first { $0.store === entry.store }?.changes
+            }
+            versions.merge(saved) { _, new in new }
+            savedStores.insert(ObjectIdentifier(entry.store))
+        }
+
+        // A resolved conflict may have given objects other IDs or values: then their rows are built afresh.
+        finishSave(inserted: saving.inserted, updated: saving.updated, deleted: saving.deleted, versions: versions, rows: resolvedConflicts ? nil : plan.rows)
+    }
+
+    /// One change set per store for `saving`, in the order of the stores' identifiers.
+    private func storePlan(for saving: SaveObjects, coordinator: NSPersistentStoreCoordinator) throws -> StorePlan {
+        let (inserted, updated, deleted) = saving
         var changesByStore: [ObjectIdentifier: (store: NSPersistentStore, changes: StoreChangeSet)] = [:]
         func add(_ object: NSManagedObject, _ edit: (inout StoreChangeSet) -> Void) throws {
             guard let store = object.objectID.persistentStore ?? coordinator.store(for: object.entity) else {
@@ -72,25 +110,22 @@ extension NSManagedObjectContext {
             let context = historyContext(updatedProperties: changedNames)
             for key in Array(changesByStore.keys) { changesByStore[key]?.changes.history = context }
         }
-
-        var versions: [StoreObjectID: Int64] = [:]
-        var resolvedConflicts = false
-        for (_, entry) in changesByStore.sorted(by: { $0.value.store.identifier < $1.value.store.identifier }) {
-            let saved = try saveResolvingConflicts(entry.changes, to: entry.store, resolved: &resolvedConflicts)
-            versions.merge(saved) { _, new in new }
-        }
-
-        // A resolved conflict may have given objects other IDs or values: then their rows are built afresh.
-        finishSave(inserted: inserted, updated: updated, deleted: deleted, versions: versions, rows: resolvedConflicts ? nil : savedRows)
+        let stores = changesByStore.values.sorted { $0.store.identifier < $1.store.identifier }
+        return (stores.map { (store: $0.store, changes: $0.changes) }, savedRows)
     }
 
     /// The steps every save starts with, whether it goes to stores or into a parent: the
     /// will-save notification and hooks, then validation. Returns what the save writes.
-    private func prepareSave() throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
+    private func prepareSave() throws -> SaveObjects {
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
         for object in pendingInserted.values { object.willSave() }
         for object in pendingUpdated.values { object.willSave() }
         for object in pendingDeleted.values { object.willSave() }
+        return try pendingSaveObjects()
+    }
+
+    /// The pending changes, validated: what a save writes.
+    private func pendingSaveObjects() throws -> SaveObjects {
         try validatePendingChanges()
         return (
             Array(pendingInserted.values),
@@ -172,31 +207,62 @@ extension NSManagedObjectContext {
         a.objectID.description < b.objectID.description
     }
 
-    /// Saves one store's changes; on a version conflict applies the merge policy and retries.
-    /// Sets `resolved` when the merge policy resolved a conflict (and the saved rows differ from the objects' state).
-    private func saveResolvingConflicts(_ changes: StoreChangeSet, to store: NSPersistentStore, resolved: inout Bool) throws -> [StoreObjectID: Int64] {
+    /// Saves one store's changes; on conflicts asks the merge policy and retries.
+    ///
+    /// Sets `resolved` when a conflict was resolved (and the saved rows differ from the objects'
+    /// state). `rebuild` plans the save afresh from the objects after the policy changed them,
+    /// returning this store's changes (`nil` when it has none left).
+    private func saveResolvingConflicts(
+        _ changes: StoreChangeSet, to store: NSPersistentStore, resolved: inout Bool, rebuild: () throws -> StoreChangeSet?
+    ) throws -> [StoreObjectID: Int64] {
         var attempt = changes
-        // Each retry resolves every conflict it saw; a store that keeps changing under us is
-        // given a bounded number of tries.
+        // After the policy changed objects the save retries once, as Apple's does; a conflict
+        // then fails it. Rounds the standard policies resolve retry while the store keeps
+        // changing under us, a bounded number of times.
+        var retryingAfterPolicyChanges = false
         for _ in 0..<8 {
             do {
                 return try store.engine.save(attempt)
             } catch .optimisticLockingFailure(let conflicts) {
-                guard let next = resolve(conflicts, in: attempt) else {
-                    throw mergeError(conflicts)
+                let round = MergeConflictRound()
+                let list = mergeConflicts(conflicts, in: attempt, store: store, round: round)
+                guard !retryingAfterPolicyChanges else { throw NSMergeConflict.mergeError(list) }
+                let changedObjects = try askMergePolicy(list)
+                let standard = list.compactMap { conflict in
+                    round.standardType(for: conflict).flatMap { type in conflict.storeConflict.map { ($0, type) } }
                 }
+                // Conflicts the policy neither handed to a standard policy nor touched would
+                // only conflict again.
+                guard changedObjects || standard.count == list.count else { throw NSMergeConflict.mergeError(list) }
+                guard var next = try (changedObjects ? rebuild() : Optional(attempt)) else { return [:] }
+                for (conflict, type) in standard { resolve(conflict, as: type, in: &next) }
                 attempt = next
+                retryingAfterPolicyChanges = changedObjects
                 resolved = true
             } catch .constraintConflict(let conflicts) {
-                if let next = try resolve(conflicts, in: attempt, store: store) {
-                    attempt = next
-                    resolved = true
-                    continue
+                let round = MergeConflictRound()
+                let list = constraintConflicts(conflicts, in: attempt, store: store, round: round)
+                guard !retryingAfterPolicyChanges else { throw NSConstraintConflict.constraintError(list) }
+                let changedObjects = try askMergePolicy(list)
+                let standard = list.compactMap { conflict in
+                    round.standardType(for: conflict).flatMap { type in conflict.storeConflict.map { ($0, type) } }
                 }
-                throw coreDataError(
-                    NSManagedObjectConstraintMergeError,
-                    "uniqueness constraint violated: " + conflicts.map { "\($0.entityName)(\($0.constraint.joined(separator: ", ")))" }.joined(separator: "; "),
-                    [NSPersistentStoreSaveConflictsErrorKey: conflicts.map { NSConstraintConflict($0, context: self) }])
+                guard changedObjects || standard.count == list.count else { throw NSConstraintConflict.constraintError(list) }
+                guard var next = try (changedObjects ? rebuild() : Optional(attempt)) else { return [:] }
+                // Applied one policy at a time, in the order the policy named them (a subclass
+                // may hand some conflicts to one standard policy and the rest to another).
+                var types: [NSMergePolicyType] = []
+                for (_, type) in standard where !types.contains(type) { types.append(type) }
+                for type in types {
+                    let group = standard.filter { $0.1 == type }.map(\.0)
+                    guard let resolvedSet = try resolve(group, as: type, in: next, store: store, afterPolicyChanges: changedObjects) else {
+                        throw NSConstraintConflict.constraintError(list)
+                    }
+                    next = resolvedSet
+                }
+                attempt = next
+                retryingAfterPolicyChanges = changedObjects
+                resolved = true
             } catch {
                 throw nsError(from: error)
             }
@@ -204,19 +270,100 @@ extension NSManagedObjectContext {
         throw coreDataError(NSManagedObjectMergeError, "the store kept changing while this context saved; gave up after 8 attempts")
     }
 
-    /// Uniqueness conflicts resolved as the merge policy says, or `nil` for the error policy.
+    /// Hands one round of conflicts to the merge policy. Returns whether the policy changed the
+    /// context's objects (resolved conflicts by hand), in which case the save is planned afresh.
+    private func askMergePolicy(_ list: [Any]) throws -> Bool {
+        // Changes made before the policy runs (by willSave()) are announced first, so that any
+        // change noted from here on is the policy's.
+        processPendingChanges()
+        let before = pendingMembership
+        try effectiveMergePolicy.resolve(mergeConflicts: list)
+        // A refresh without merging changes drops an object from the pending updates without a
+        // change notice; the membership catches it.
+        return !changeNotice.isEmpty || pendingMembership != before
+    }
+
+    private var pendingMembership: [Set<ObjectIdentifier>] {
+        [Set(pendingInserted.keys), Set(pendingUpdated.keys), Set(pendingDeleted.keys)]
+    }
+
+    /// The registered object a store's ID names in `store`.
+    private func savedObject(forStoreID id: StoreObjectID, in store: NSPersistentStore) -> NSManagedObject? {
+        if let entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[id.entityName],
+           let object = registered[NSManagedObjectID(entity: entity, store: store, storeID: id)] {
+            return object
+        }
+        return registeredObject(forStoreID: id)
+    }
+
+    /// The store's version conflicts as Apple's ``NSMergeConflict``s, snapshots filled.
+    private func mergeConflicts(_ conflicts: [StoreVersionConflict], in attempt: StoreChangeSet, store: NSPersistentStore, round: MergeConflictRound) -> [NSMergeConflict] {
+        let saving = Dictionary(attempt.updated.map { ($0.objectID, $0) }) { first, _ in first }
+        return conflicts.compactMap { conflict in
+            guard let object = savedObject(forStoreID: conflict.objectID, in: store) ?? object(forStoreID: conflict.objectID) else { return nil }
+            return NSMergeConflict(
+                source: object,
+                objectSnapshot: saving[conflict.objectID].map { conflictSnapshot(of: $0, entity: object.entity, store: store) },
+                cachedSnapshot: object.committedRow.map { conflictSnapshot(of: $0, entity: object.entity, store: store) },
+                persistedSnapshot: conflict.storedRow.map { conflictSnapshot(of: $0, entity: object.entity, store: store) },
+                storeConflict: conflict, round: round)
+        }
+    }
+
+    /// The store's uniqueness conflicts as Apple's ``NSConstraintConflict``s.
+    private func constraintConflicts(_ conflicts: [StoreConstraintConflict], in attempt: StoreChangeSet, store: NSPersistentStore, round: MergeConflictRound) -> [NSConstraintConflict] {
+        let saving = Dictionary((attempt.inserted + attempt.updated).map { ($0.objectID, $0) }) { first, _ in first }
+        let model = persistentStoreCoordinator?.managedObjectModel
+        return conflicts.map { conflict in
+            let conflicting = conflict.objectIDs.compactMap { savedObject(forStoreID: $0, in: store) }.filter { $0.isInserted || $0.hasChanges }
+            let snapshots = conflicting.map { object -> [AnyHashable: Any] in
+                let snapshot: [String: Any]
+                if let row = object.committedRow {
+                    snapshot = conflictSnapshot(of: row, entity: object.entity, store: store)
+                } else if let id = object.objectID.storeObjectID, let row = saving[id] {
+                    snapshot = conflictSnapshot(of: row, entity: object.entity, store: nil)
+                } else {
+                    snapshot = [:]
+                }
+                return Dictionary(uniqueKeysWithValues: snapshot.map { (AnyHashable($0.key), $0.value) })
+            }
+            // The stored object that holds the values comes first, unless both are new.
+            let owner = conflict.objectIDs.first.flatMap { saving[$0] == nil ? $0 : nil }
+            let databaseSnapshot = owner.flatMap { id -> [String: Any]? in
+                guard let entity = model?.entitiesByName[id.entityName], let row = try? store.engine.row(for: id) else { return nil }
+                return conflictSnapshot(of: row, entity: entity, store: store)
+            }
+            return NSConstraintConflict(
+                conflict, conflictingObjects: conflicting, conflictingSnapshots: snapshots, databaseSnapshot: databaseSnapshot,
+                databaseObject: { [weak self] in
+                    guard let self, let owner else { return nil }
+                    return self.savedObject(forStoreID: owner, in: store) ?? self.object(forStoreID: owner)
+                },
+                round: round)
+        }
+    }
+
+    /// Uniqueness conflicts resolved as the standard policy `policy` says, or `nil` when they
+    /// can't be (a conflict of an updated object, or the error policy).
     ///
     /// The newly inserted object gives way to the object that already holds the values (Apple's
     /// behaviour): with object trump and overwrite its values are written over that object's,
     /// with store trump and rollback the stored values stay; either way the in-memory object takes
-    /// the existing object's ID, and references to it in the same save follow.
-    private func resolve(_ conflicts: [StoreConstraintConflict], in changes: StoreChangeSet, store: NSPersistentStore) throws -> StoreChangeSet? {
-        let policy = resolvedMergeType
+    /// the existing object's ID, and references to it in the same save follow. After the policy
+    /// changed objects (`afterPolicyChanges`), a conflict whose new object is no longer saved
+    /// (the policy deleted it) is left alone.
+    private func resolve(
+        _ conflicts: [StoreConstraintConflict], as policy: NSMergePolicyType, in changes: StoreChangeSet, store: NSPersistentStore, afterPolicyChanges: Bool
+    ) throws -> StoreChangeSet? {
         guard policy != .errorMergePolicyType else { return nil }
         var result = changes
         var remap: [StoreObjectID: StoreObjectID] = [:]
         for conflict in conflicts where conflict.objectIDs.count == 2 {
             let owner = conflict.objectIDs[0], newcomer = conflict.objectIDs[1]
+            if afterPolicyChanges, remap[newcomer] == nil,
+               !result.inserted.contains(where: { $0.objectID == newcomer }), !result.updated.contains(where: { $0.objectID == newcomer }) {
+                continue
+            }
             guard remap[newcomer] == nil, let index = result.inserted.firstIndex(where: { $0.objectID == newcomer }) else { return nil }
             let incoming = result.inserted.remove(at: index)
             let objectWins = policy == .mergeByPropertyObjectTrumpMergePolicyType || policy == .overwriteMergePolicyType
@@ -247,7 +394,7 @@ extension NSManagedObjectContext {
             }
             remap[newcomer] = owner
         }
-        guard !remap.isEmpty else { return nil }
+        guard !remap.isEmpty else { return afterPolicyChanges ? result : nil }
         func follow(_ id: StoreObjectID) -> StoreObjectID { remap[id] ?? id }
         func rewrite(_ row: StoreRow) -> StoreRow {
             var row = row
@@ -262,7 +409,8 @@ extension NSManagedObjectContext {
         }
         result.inserted = result.inserted.map(rewrite)
         result.updated = result.updated.map(rewrite)
-        for (newcomer, owner) in remap { adoptIdentity(of: owner, for: newcomer, in: store, objectWins: policy == .mergeByPropertyObjectTrumpMergePolicyType || policy == .overwriteMergePolicyType) }
+        let objectWins = policy == .mergeByPropertyObjectTrumpMergePolicyType || policy == .overwriteMergePolicyType
+        for (newcomer, owner) in remap { adoptIdentity(of: owner, for: newcomer, in: store, objectWins: objectWins) }
         return result
     }
 
@@ -296,64 +444,71 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// The change set with the conflicts resolved as the merge policy says, or `nil` for the error policy.
-    private func resolve(_ conflicts: [StoreVersionConflict], in changes: StoreChangeSet) -> StoreChangeSet? {
-        let policy = resolvedMergeType
-        guard policy != .errorMergePolicyType else { return nil }
-        var result = changes
-        for conflict in conflicts {
-            let id = conflict.objectID
-            guard let stored = conflict.storedRow else {
-                // Deleted by someone else: nothing to update or delete any more.
-                result.updated.removeAll { $0.objectID == id }
-                result.deleted.removeAll { $0.objectID == id }
-                continue
-            }
-            if let index = result.deleted.firstIndex(where: { $0.objectID == id }) {
-                if policy == .rollbackMergePolicyType { result.deleted.remove(at: index) } else { result.deleted[index].version = stored.version }
-                continue
-            }
-            guard let index = result.updated.firstIndex(where: { $0.objectID == id }) else { continue }
-            let mine = result.updated[index]
-            let object = registeredObject(forStoreID: id)
-            let changedKeys = object?.changedKeys ?? Set(mine.values.keys)
-            let base = object?.committedRow?.values ?? [:]
-            var merged: [String: StoreValue]
-            switch policy {
-            case .overwriteMergePolicyType:
-                merged = mine.values
-            case .rollbackMergePolicyType:
-                merged = stored.values
-            case .mergeByPropertyObjectTrumpMergePolicyType:
-                merged = stored.values
-                for key in changedKeys { merged[key] = mine.values[key] ?? .null }
-            case .mergeByPropertyStoreTrumpMergePolicyType:
-                merged = stored.values
-                for key in changedKeys where (stored.values[key] ?? .null) == (base[key] ?? .null) {
-                    merged[key] = mine.values[key] ?? .null
-                }
-            case .errorMergePolicyType:
-                return nil
-            }
-            result.updated[index] = StoreRow(objectID: id, version: stored.version, values: merged)
+    /// Applies the standard policy `policy` to one version conflict in `result`.
+    private func resolve(_ conflict: StoreVersionConflict, as policy: NSMergePolicyType, in result: inout StoreChangeSet) {
+        guard policy != .errorMergePolicyType else { return }
+        let id = conflict.objectID
+        guard let stored = conflict.storedRow else {
+            // Deleted by someone else: nothing to update or delete any more.
+            result.updated.removeAll { $0.objectID == id }
+            result.deleted.removeAll { $0.objectID == id }
+            return
         }
-        return result
+        if let index = result.deleted.firstIndex(where: { $0.objectID == id }) {
+            if policy == .rollbackMergePolicyType { result.deleted.remove(at: index) } else { result.deleted[index].version = stored.version }
+            return
+        }
+        guard let index = result.updated.firstIndex(where: { $0.objectID == id }) else { return }
+        let mine = result.updated[index]
+        let object = registeredObject(forStoreID: id)
+        let changedKeys = object?.changedKeys ?? Set(mine.values.keys)
+        let base = object?.committedRow?.values ?? [:]
+        var merged: [String: StoreValue]
+        switch policy {
+        case .overwriteMergePolicyType:
+            merged = mine.values
+        case .rollbackMergePolicyType:
+            merged = stored.values
+        case .mergeByPropertyObjectTrumpMergePolicyType:
+            merged = stored.values
+            for key in changedKeys { merged[key] = mine.values[key] ?? .null }
+        case .mergeByPropertyStoreTrumpMergePolicyType:
+            merged = stored.values
+            for key in changedKeys where (stored.values[key] ?? .null) == (base[key] ?? .null) {
+                merged[key] = mine.values[key] ?? .null
+            }
+        case .errorMergePolicyType:
+            return
+        }
+        result.updated[index] = StoreRow(objectID: id, version: stored.version, values: merged)
     }
 
-    private func mergeError(_ conflicts: [StoreVersionConflict]) -> NSError {
-        let list = conflicts.map { conflict -> NSMergeConflict in
-            let object = registeredObject(forStoreID: conflict.objectID)
-            return NSMergeConflict(
-                source: object, newVersion: Int(conflict.storedRow?.version ?? 0), oldVersion: Int(conflict.expectedVersion),
-                cachedSnapshot: object.map { $0.committedValues(forKeys: nil) }, persistedSnapshot: conflict.storedRow.map { row in
-                    object.map { obj in obj.snapshot(of: row) } ?? [:]
-                })
+    /// A row as a conflict snapshot (Apple's form: attributes by name, `NSNull` for nil; to-one
+    /// relationships as object IDs; to-many relationships left out).
+    ///
+    /// A store that loads relationships lazily leaves them out of its rows; such a to-one is read
+    /// from `store` as the context would read it, or without a store (a row not saved yet) is none.
+    func conflictSnapshot(of row: StoreRow, entity: NSEntityDescription, store: NSPersistentStore?) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (name, property) in entity.propertiesByName where !property.isTransient {
+            switch property {
+            case let attribute as NSAttributeDescription:
+                result[name] = row[name].attributeValue(as: attribute.attributeType) ?? NSNull()
+            case let relationship as NSRelationshipDescription where !relationship.isToMany:
+                var value = row[name]
+                if !row.contains(name), let store {
+                    value = (try? store.engine.destinations(of: row.objectID, relationship: name)) ?? .null
+                }
+                if case .reference(let id) = value, let objectID = objectID(forStoreID: id) {
+                    result[name] = objectID
+                } else {
+                    result[name] = NSNull()
+                }
+            default:
+                continue
+            }
         }
-        return coreDataError(
-            NSManagedObjectMergeError,
-            "Could not merge changes: \(conflicts.count) object\(conflicts.count == 1 ? " was" : "s were") changed in the store since this context read \(conflicts.count == 1 ? "it" : "them") ("
-                + conflicts.map { $0.objectID.description }.joined(separator: ", ") + ")",
-            [NSPersistentStoreSaveConflictsErrorKey: list])
+        return result
     }
 
     func registeredObject(forStoreID id: StoreObjectID) -> NSManagedObject? {
@@ -502,14 +657,5 @@ extension NSManagedObject {
                 "'\(attribute.name)' of \(entity.name ?? "object") is transformable and its value transformer '\(name)' is not registered or did not produce Data")
         }
         return .data(data)
-    }
-
-    /// A stored row as `[key: value]`, relationships as objects of this object's context.
-    func snapshot(of row: StoreRow) -> [String: Any] {
-        var result: [String: Any] = [:]
-        for (name, property) in entity.propertiesByName where !property.isTransient {
-            result[name] = storedValue(row[name], of: property) ?? NSNull()
-        }
-        return result
     }
 }

@@ -48,10 +48,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Adds a store.
     ///
     /// - Parameters:
-    ///   - storeType: ``NSInMemoryStoreType`` or another registered type. `NSSQLiteStoreType` is
-    ///     not available on Linux and fails with `NSPersistentStoreInvalidTypeError`.
+    ///   - storeType: ``NSInMemoryStoreType`` or another registered type. ``NSSQLiteStoreType``
+    ///     opens an existing SQLite file in Apple's layout and otherwise the binary store;
+    ///     ``NSAppleSQLiteStoreType`` always Apple's SQLite layout.
     ///   - configuration: the model configuration whose entities the store holds; `nil` for all.
     ///   - storeURL: the store's file; ignored by the in-memory store.
+    ///   - options: the store's options (read-only, migration, the store type's own keys); `nil` for none.
     /// - Throws: `NSError`s in `NSCocoaErrorDomain`: `NSPersistentStoreInvalidTypeError` (134000)
     ///   for an unknown type or configuration, `NSPersistentStoreIncompatibleVersionHashError`
     ///   (134100) when the store was saved with a different model (the message names the
@@ -304,7 +306,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private static func migratesAutomatically(_ storeType: String, _ options: [AnyHashable: Any]?) -> Bool {
         guard (options?[NSMigratePersistentStoresAutomaticallyOption] as? Bool) == true,
               (options?[NSReadOnlyPersistentStoreOption] as? Bool) != true else { return false }
-        if [NSBinaryStoreType, NSSQLiteStoreType, NSXMLStoreType].contains(storeType) { return true }
+        if [NSBinaryStoreType, NSSQLiteStoreType, NSAppleSQLiteStoreType, NSXMLStoreType].contains(storeType) { return true }
         // An atomic store's data is the file at its URL, so it migrates as the file stores do
         // (into a staging file, installed by rename). An incremental store's data may live
         // anywhere: its migration stays the app's (NSMigrationManager), as on Apple platforms.
