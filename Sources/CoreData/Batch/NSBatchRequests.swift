@@ -74,13 +74,25 @@ open class NSBatchUpdateRequest: NSPersistentStoreRequest, @unchecked Sendable {
         super.init()
     }
 
+    /// Updates objects of `entity` (Apple's `init(entity:)`).
+    ///
+    /// The entity is found by its name in the model of the context that executes the request,
+    /// so a description from another copy of the model works too. An entity without a name traps.
+    public convenience init(entity: NSEntityDescription) {
+        guard let name = entity.name else {
+            preconditionFailure("CoreData: NSBatchUpdateRequest(entity:) needs an entity with a name")
+        }
+        self.init(entityName: name)
+    }
+
     open override var requestType: RequestType { .batchUpdateRequestType }
 }
 
 /// Inserts objects from dictionaries straight into the store.
 ///
-/// Matches Apple's `NSBatchInsertRequest` (the dictionary and handler forms). Attribute values
-/// only; validation and uniqueness are checked by the store.
+/// Matches Apple's `NSBatchInsertRequest`: the objects come as dictionaries, or one at a time
+/// from a handler that fills a dictionary or a managed object. Attribute values only;
+/// validation and uniqueness are checked by the store.
 open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
     /// What ``NSBatchInsertResult/result`` holds.
     public enum ResultType: UInt, Sendable {
@@ -95,6 +107,12 @@ open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
     public var objectsToInsert: [[String: Any]]?
     /// Called with a dictionary to fill until it returns `true` (done).
     public var dictionaryHandler: ((NSMutableDictionary) -> Bool)?
+    /// Called with a new managed object of the entity to fill until it returns `true` (done);
+    /// see ``init(entityName:managedObjectHandler:)``.
+    public var managedObjectHandler: ((NSManagedObject) -> Bool)?
+    /// The entity the request was made with, when it was made with a description (Apple's
+    /// `entity`); requests made with a name leave it `nil`.
+    public private(set) var entity: NSEntityDescription?
     /// What the result holds.
     public var resultType: ResultType = .statusOnly
 
@@ -110,6 +128,47 @@ open class NSBatchInsertRequest: NSPersistentStoreRequest, @unchecked Sendable {
         self.entityName = entityName
         self.dictionaryHandler = handler
         super.init()
+    }
+
+    /// Inserts objects the handler fills, one per call, until it returns `true`.
+    ///
+    /// Each call gets a new object of the entity, of its class (so `object as! MyEntity` works),
+    /// in no context; the handler sets its attributes. When the handler returns `true` the
+    /// object it was given is not inserted and the request finishes. Attributes left unset get
+    /// their default values; relationships are not inserted (batch inserts hold attributes
+    /// only, as Apple's). The objects are not registered in any context afterwards: fetch them.
+    public init(entityName: String, managedObjectHandler handler: @escaping (NSManagedObject) -> Bool) {
+        self.entityName = entityName
+        self.managedObjectHandler = handler
+        super.init()
+    }
+
+    /// Inserts `objects` into `entity`.
+    ///
+    /// The entity is found by its name in the model of the context that executes the request.
+    public convenience init(entity: NSEntityDescription, objects: [[String: Any]]) {
+        self.init(entityName: Self.name(of: entity), objects: objects)
+        self.entity = entity
+    }
+
+    /// Inserts objects of `entity` the handler fills as dictionaries, until it returns `true`.
+    public convenience init(entity: NSEntityDescription, dictionaryHandler handler: @escaping (NSMutableDictionary) -> Bool) {
+        self.init(entityName: Self.name(of: entity), dictionaryHandler: handler)
+        self.entity = entity
+    }
+
+    /// Inserts objects of `entity` the handler fills as managed objects, until it returns
+    /// `true`; see ``init(entityName:managedObjectHandler:)``.
+    public convenience init(entity: NSEntityDescription, managedObjectHandler handler: @escaping (NSManagedObject) -> Bool) {
+        self.init(entityName: Self.name(of: entity), managedObjectHandler: handler)
+        self.entity = entity
+    }
+
+    private static func name(of entity: NSEntityDescription) -> String {
+        guard let name = entity.name else {
+            preconditionFailure("CoreData: NSBatchInsertRequest(entity:…) needs an entity with a name")
+        }
+        return name
     }
 
     open override var requestType: RequestType { .batchInsertRequestType }
@@ -261,6 +320,19 @@ extension NSManagedObjectContext {
                 var object: [String: Any] = [:]
                 for (key, value) in dictionary { if let key = key as? String { object[key] = value } }
                 objects.append(object)
+            }
+        }
+        if let handler = request.managedObjectHandler {
+            let objectClass = EntityClassRegistry.objectClass(for: entity)
+            while true {
+                // In no context: the object is a form to fill, never saved itself.
+                let object = objectClass.init(entity: entity, insertInto: nil)
+                if handler(object) { break }
+                var values: [String: Any] = [:]
+                for (attributeName, attribute) in entity.attributesByName where !attribute.isTransient {
+                    if let value = object.value(forKey: attributeName) { values[attributeName] = value }
+                }
+                objects.append(values)
             }
         }
         var rows: [[String: StoreValue]] = []

@@ -175,7 +175,9 @@ extension NSManagedObjectContext {
             progress?.expect(ids.count)
             for id in ids {
                 try progress?.checkCancelled()
-                objects.append(registered[id] ?? makeObject(for: id, row: nil))
+                let object = registered[id] ?? makeObject(for: id, row: nil)
+                if request.shouldRefreshRefetchedObjects { refreshRefetched(object, row: nil) }
+                objects.append(object)
                 progress?.advance()
             }
         }
@@ -190,7 +192,7 @@ extension NSManagedObjectContext {
                 var entities = EntityLookup(store: store)
                 for row in rows {
                     try progress?.checkCancelled()
-                    objects.append(try register(row, store: store, entities: &entities, asFault: request.returnsObjectsAsFaults))
+                    objects.append(try register(row, store: store, entities: &entities, asFault: request.returnsObjectsAsFaults, refresh: request.shouldRefreshRefetchedObjects))
                     progress?.advance()
                 }
             case .objectIDs(let ids):
@@ -203,6 +205,7 @@ extension NSManagedObjectContext {
                 for id in ids {
                     try progress?.checkCancelled()
                     let object = try registerFault(id, store: store)
+                    if request.shouldRefreshRefetchedObjects { refreshRefetched(object, row: nil) }
                     objects.append(object)
                     if fills {
                         unfilled.append(object)
@@ -279,7 +282,7 @@ extension NSManagedObjectContext {
         }
     }
 
-    private func register(_ row: StoreRow, store: NSPersistentStore, entities: inout EntityLookup, asFault: Bool) throws -> NSManagedObject {
+    private func register(_ row: StoreRow, store: NSPersistentStore, entities: inout EntityLookup, asFault: Bool, refresh: Bool) throws -> NSManagedObject {
         // Rows come from files; a row of an entity the model lacks is damage, reported, not trapped.
         guard let entity = entities.entity(named: row.objectID.entityName) else {
             throw unknownEntity(row.objectID, store: store)
@@ -293,12 +296,33 @@ extension NSManagedObjectContext {
                     existing.fill(from: row)
                     existing.awakeFromFetch()
                 }
+            } else if refresh {
+                refreshRefetched(existing, row: row)
             }
             return existing
         }
         let object = makeObject(for: objectID, row: asFault ? nil : row)
         if asFault { object.prefetchedRow = row }
         return object
+    }
+
+    /// `shouldRefreshRefetchedObjects`: gives an object the context held before the fetch the
+    /// store's current values (`row`, else read again from the store or parent context), with
+    /// its unsaved changes applied over them, as `refresh(_:mergeChanges: true)` does. Faults
+    /// get current values when they fire anyway; unsaved inserts and pending deletes are left
+    /// alone.
+    private func refreshRefetched(_ object: NSManagedObject, row: StoreRow?) {
+        guard !object.isFaultState, !object.isInserted, !object.isDeleted else { return }
+        let changes = object.hasChanges ? object.changedValues() : [:]
+        if let row {
+            object.fetchedPropertyValues = [:]
+            object.fill(from: row)
+            if !isStoreSide { object.awakeFromFetch() }
+        } else {
+            object.turnIntoFault()
+            fulfillFault(object)
+        }
+        for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
     }
 
     /// The context's object for a fetched ID: the registered one, or a new fault with no values.

@@ -147,7 +147,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             ownerLock.unlock()
             executionLock.unlock()
         }
-        return try body()
+        // NSFetchRequest.execute() runs against the context whose block is running.
+        return try CurrentContext.with(self, body)
     }
 
     /// Runs `block` on the context's queue and returns at once.
@@ -515,6 +516,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return
         }
         pendingUpdated[ObjectIdentifier(object)] = nil
+        object.lifecycle.isTurningIntoFault = true
+        defer { object.lifecycle.isTurningIntoFault = false }
         object.willTurnIntoFault()
         object.turnIntoFault()
         object.didTurnIntoFault()

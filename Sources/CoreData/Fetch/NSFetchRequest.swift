@@ -81,11 +81,22 @@ open class NSFetchRequest<ResultType: NSFetchRequestResult>: NSPersistentStoreRe
     /// fetch reads only object IDs: objects are returned as faults with no values cached, and
     /// firing one reads its row from the store then (so it sees saves made after the fetch).
     public var includesPropertyValues = true
+    /// Whether objects the context already holds get the store's current values from the fetch
+    /// (`false` by default).
+    ///
+    /// Matches Apple's `shouldRefreshRefetchedObjects`. By default a fetch returns an object the
+    /// context already holds as it is, with the values it had, even when the store's have
+    /// changed since. With `true`, each such object the fetch returns is refreshed as
+    /// `refresh(_:mergeChanges: true)` would: its saved values become the store's current ones
+    /// and its unsaved changes are applied over them, so nothing pending is lost. Objects
+    /// inserted and not yet saved, and objects deleted in the context, are left alone.
+    /// `awakeFromFetch()` runs on each refreshed object.
+    public var shouldRefreshRefetchedObjects = false
     /// Whether dictionary results drop duplicate dictionaries (`false` by default; dictionary
     /// results only).
     public var returnsDistinctResults = false
     /// The columns of dictionary results: property names or key paths (`"author.name"`),
-    /// `NSPropertyDescription`s, and ``NSExpressionDescription``s (whose ``NSExpressionDescription/name``
+    /// `NSPropertyDescription`s, and ``NSExpressionDescription``s (whose `NSExpressionDescription.name`
     /// becomes the key). `nil` fetches every attribute. A to-one relationship's value is the
     /// destination's `NSManagedObjectID`. A nil value leaves its key out of the dictionary.
     public var propertiesToFetch: [Any]?

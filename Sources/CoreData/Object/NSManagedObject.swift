@@ -90,6 +90,8 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     struct Lifecycle {
         var isInserted = false
         var isDeleted = false
+        /// Set from `willTurnIntoFault()` to the end of `didTurnIntoFault()` (``faultingState``).
+        var isTurningIntoFault = false
     }
 
     /// Creates an object of `entity` and inserts it into `context` (if given).
