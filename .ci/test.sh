@@ -16,3 +16,16 @@ rm -f "$test_output"
 bash Fuzz/run.sh 30
 # The benchmark builds and runs at a tiny size: a smoke test of every workload, no timing asserted.
 swift run --package-path Benchmarks coredata-bench --objects 2000 --repetitions 1
+# The documentation (Sources/CoreData/CoreData.docc and the doc comments) builds without a single
+# warning: DocC's --warnings-as-errors fails the run on a broken symbol link or an undocumented
+# parameter. It runs in the default scratch path, reusing the modules the test build compiled.
+docc_output="$(mktemp)"
+docc_status=0
+swift package generate-documentation --target CoreData --warnings-as-errors 2>&1 | tee "$docc_output" || docc_status=$?
+docc_warnings="$(grep -c -E '^(warning|error): ' "$docc_output" || true)"
+rm -f "$docc_output"
+if [ "$docc_status" -ne 0 ] || [ "$docc_warnings" -ne 0 ]; then
+  echo "docc: CoreData documentation failed (status $docc_status, $docc_warnings warnings or errors above)" >&2
+  exit 1
+fi
+echo "docc: CoreData documentation generated, $docc_warnings warnings"

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Matches Apple's `NSExpressionDescription`. Put it in a fetch request's `propertiesToFetch`
 /// (with `resultType = .dictionaryResultType`); each result dictionary holds the expression's
-/// value under ``name``:
+/// value under `name`:
 ///
 /// ```swift
 /// let total = NSExpressionDescription()
@@ -34,7 +34,7 @@ open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
     /// The type the value is converted to.
     public var expressionResultType: NSAttributeType = .undefinedAttributeType
 
-    /// Creates an empty description; set ``name`` and ``expression`` before use.
+    /// Creates an empty description; set `name` and ``expression`` before use.
     public override init() { super.init() }
 
     open override var description: String {

@@ -14,7 +14,7 @@ import Foundation
 /// to nil (an expression has no way to throw).
 ///
 /// Linux difference: Apple reports `expressionType` 50 (`NSFetchRequestExpressionType`), which
-/// Foundation's enumeration does not declare; here ``expressionType`` is that of the function the
+/// Foundation's enumeration does not declare; here `expressionType` is that of the function the
 /// expression stands for (`.function`). Only a fetch expression at the top of an evaluation runs
 /// the fetch; nested inside another expression it evaluates as that function (to nil).
 ///

@@ -67,7 +67,7 @@ open class NSManagedObjectModelReference: NSObject, @unchecked Sendable {
     }
 
     /// The model, loaded on first use; traps when it cannot be loaded (Apple's raises), so a
-    /// migration checks ``model`` first.
+    /// migration checks `model` first.
     open var resolvedModel: NSManagedObjectModel {
         guard let model else { preconditionFailure("CoreData: NSManagedObjectModelReference cannot load the model with checksum \(versionChecksum)") }
         return model

@@ -69,7 +69,7 @@ open class NSMappingModel: NSObject {
     /// `nil` when there is none.
     ///
     /// Looks at every `.cdm` and `.xcmappingmodel` in the bundles' resources and takes the first
-    /// that fits both models (``MappingModelSearch``). Linux difference: Apple matches the entity
+    /// that fits both models (`MappingModelSearch`). Linux difference: Apple matches the entity
     /// version hashes recorded in a compiled mapping model, which are Apple's own hashes (not yet
     /// computed here), so the fit is checked by names instead: every entity mapping's source
     /// entity is one of `sourceModel`'s, and they are all of its entities; its destination entity

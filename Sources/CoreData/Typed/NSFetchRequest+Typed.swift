@@ -13,7 +13,7 @@ extension NSFetchRequest where ResultType: NSManagedObject {
     /// let books = try context.fetch(request)      // [Book]
     /// ```
     ///
-    /// Both are translated into Core Data's tree (see ``NSPredicate/init(translating:)`` for what
+    /// Both are translated into Core Data's tree (see ``CoreDataPredicate/NSPredicate/init(translating:)`` for what
     /// translates), so the request is an ordinary one: it can be changed, stored, executed by any
     /// store, and its ``NSFetchRequest/predicate`` prints as a format string.
     ///
