@@ -358,7 +358,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                     var targets: [(StoreObjectID, Int64)]
                     switch toMany.storage {
                     case .inverseColumn(let destination, let column, _):
-                        targets = children[destination.table + "." + column]?[key] ?? []
+                        targets = children[destination + "." + column]?[key] ?? []
                     case .joinTable(let table, let ownColumn, _, _):
                         let destinationTable = schema.entities[entity.entity.relationshipsByName[toMany.name]?.destinationEntity?.name ?? ""]?.hierarchy.table ?? ""
                         targets = (joined[table.name + "." + ownColumn]?[key] ?? []).compactMap { target, order in
@@ -594,7 +594,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 guard case .inverseColumn(let destination, _, let orderColumn?) = toMany.storage,
                       case .references(let targets) = row[slot: toMany.slot] else { continue }
                 for (index, target) in targets.enumerated() where !changed.contains(target) {
-                    try statement("UPDATE \(destination.table) SET \(orderColumn) = ? WHERE Z_PK = ?").run(
+                    try statement("UPDATE \(destination) SET \(orderColumn) = ? WHERE Z_PK = ?").run(
                         [.integer(Int64(index + 1) * Self.orderKeyStep), .integer(target.primaryKey)])
                 }
             }

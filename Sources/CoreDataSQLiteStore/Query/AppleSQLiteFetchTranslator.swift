@@ -140,7 +140,7 @@ struct AppleSQLiteFetchTranslator {
         switch toMany.storage {
         case .inverseColumn(let table, let column, _):
             return Condition(
-                sql: "coalesce(Z_PK IN (SELECT \(column) FROM \(table.table) WHERE \(inner.sql)), 0)", values: inner.values, isExact: inner.isExact)
+                sql: "coalesce(Z_PK IN (SELECT \(column) FROM \(table) WHERE \(inner.sql)), 0)", values: inner.values, isExact: inner.isExact)
         case .joinTable(let join, let ownColumn, let otherColumn, _):
             return Condition(
                 sql: "coalesce(Z_PK IN (SELECT \(ownColumn) FROM \(join.name) WHERE \(otherColumn) IN (SELECT Z_PK FROM \(destination.hierarchy.table) WHERE \(inner.sql))), 0)",

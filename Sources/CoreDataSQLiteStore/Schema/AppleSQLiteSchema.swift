@@ -33,8 +33,9 @@ struct AppleSQLiteSchema: @unchecked Sendable {
         let slot: Int
         let name: String
         let column: String
-        /// The destination's hierarchy, whose table holds the key.
-        let destination: Hierarchy
+        /// The destination's hierarchy, whose table holds the key; the schema keeps it alive
+        /// (a strong reference would close a cycle through the hierarchies' entities).
+        unowned let destination: Hierarchy
         /// `Z_FOK_…` in this table when the inverse is an ordered to-many (§6).
         let orderColumn: String?
         /// The inverse to-many relationship, when there is one.
@@ -44,7 +45,9 @@ struct AppleSQLiteSchema: @unchecked Sendable {
     /// Where a to-many relationship's destinations are kept (§6).
     enum ToManyStorage {
         /// In the destination's to-one column (the inverse).
-        case inverseColumn(destination: Hierarchy, column: String, orderColumn: String?)
+        /// Named by table, not held: hierarchies hold their entities, which hold these, and a
+        /// reference back would be a cycle that outlives the schema.
+        case inverseColumn(destinationTable: String, column: String, orderColumn: String?)
         /// In a join table.
         case joinTable(JoinTable, ownColumn: String, otherColumn: String, orderColumn: String?)
     }
@@ -292,7 +295,7 @@ struct AppleSQLiteSchema: @unchecked Sendable {
             let orderColumn = relationship.isOrdered ? Self.orderColumnPrefix + column.dropFirst() : nil
             return ToManyRelationship(
                 slot: slot, name: relationship.name, isOrdered: relationship.isOrdered,
-                storage: .inverseColumn(destination: destination.hierarchy, column: column, orderColumn: orderColumn))
+                storage: .inverseColumn(destinationTable: destination.hierarchy.table, column: column, orderColumn: orderColumn))
         }
         // Many-to-many (§6): the table is named after the relationship of the side whose
         // declaring entity has the lower number (by name for one entity).
