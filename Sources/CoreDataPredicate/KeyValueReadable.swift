@@ -33,6 +33,8 @@ extension KeyValueReadable {
 /// that wants to answer such calls conforms to this protocol instead.
 public protocol PredicateFunctionReceiver {
     /// The result of the function named `selector` (as written, e.g. `"distanceTo:"`) with the
-    /// evaluated `arguments`; nil when the receiver does not know the function.
+    /// evaluated `arguments`; nil when the receiver does not know the function (which
+    /// ``NSExpression/validatedExpressionValue(with:context:)`` reports as an error, as Apple
+    /// raises for an unrecognized selector).
     func predicateFunction(_ selector: String, arguments: [Any?]) -> Any?
 }

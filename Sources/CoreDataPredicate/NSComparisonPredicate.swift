@@ -28,6 +28,18 @@ open class NSComparisonPredicate: NSPredicate, @unchecked Sendable {
         case contains = 99
         /// `BETWEEN`: low ≤ left ≤ high, for a right-hand `{low, high}`.
         case between = 100
+        /// `UTI-EQUALS`: the left and right Uniform Type Identifiers are the same type (compared
+        /// without regard to case). Foundation's value for this operator, which its public
+        /// enumeration does not name.
+        case utiEquals = 1100
+        /// `UTI-CONFORMS-TO`: the left Uniform Type Identifier conforms to the right one.
+        ///
+        /// Linux difference: there is no UTI database, so only a type's conformance to itself is
+        /// known. Any other pair evaluates to false, and
+        /// ``NSPredicate/validatedEvaluate(with:substitutionVariables:)`` throws for it, as Apple's
+        /// Foundation raises when it cannot load its UTI functions. Foundation's value for this
+        /// operator, which its public enumeration does not name.
+        case utiConformsTo = 1101
     }
 
     /// How the left side is read: directly, or element by element for a to-many key path.

@@ -99,15 +99,18 @@ open class NSExpression: NSObject, @unchecked Sendable {
     }
 
     /// A built-in function (`sum:`, `add:to:`, `now`, …; see Apple's `NSExpression` documentation).
-    /// Elements of `parameters` that are not expressions become constants. An unknown name is not
-    /// rejected here; it evaluates to nil.
+    /// Elements of `parameters` that are not expressions become constants. An unknown name or a
+    /// wrong number of parameters is not rejected here (Apple raises): it evaluates to nil, and
+    /// ``validatedExpressionValue(with:context:)`` throws for it.
     public convenience init(forFunction name: String, arguments parameters: [Any]) {
         self.init(node: .function(name: name, operand: nil, arguments: parameters.map(NSExpression.wrap)))
     }
 
     /// `FUNCTION(target, 'name', parameters…)`: a method call on `target`. Objective-C messaging does
     /// not exist on Linux; such a call evaluates through ``PredicateFunctionReceiver`` when the
-    /// target conforms, to a built-in function when `name` is one, and to nil otherwise.
+    /// target conforms, reads a key for `valueForKey:` and `valueForKeyPath:` whatever the target,
+    /// gives nil for a nil target, and otherwise gives nil (where Apple raises an unrecognized
+    /// selector; ``validatedExpressionValue(with:context:)`` throws).
     public convenience init(forFunction target: NSExpression, selectorName name: String, arguments parameters: [Any]?) {
         self.init(node: .function(name: name, operand: target, arguments: (parameters ?? []).map(NSExpression.wrap)))
     }
@@ -185,19 +188,43 @@ open class NSExpression: NSObject, @unchecked Sendable {
     ///
     /// Variables (`$name`) are read from `context` (as Apple does); a variable missing there
     /// evaluates to nil. Nothing here traps: a value of the wrong kind for an operation evaluates
-    /// to nil. A numeric result is an `NSNumber` (`NSDecimalNumber` for decimals), as on Apple
+    /// to nil (``validatedExpressionValue(with:context:)`` throws instead where Apple raises). A numeric result is an `NSNumber` (`NSDecimalNumber` for decimals), as on Apple
     /// platforms, so `as? Int` works for `2 ** 3` (a Double) and `as? Double` for `sum:` of integers.
     ///
     /// Complexity: proportional to the size of the tree times the sizes of the collections it walks.
     open func expressionValue(with object: Any?, context: NSMutableDictionary?) -> Any? {
+        let value = ExpressionEvaluator.value(of: self, in: EvaluationContext(object: object, variables: NSExpression.variables(in: context)))
+        return ValueKinds.bridgingNumbers(value)
+    }
+
+    /// The expression's value for `object`, like ``expressionValue(with:context:)``, but throwing
+    /// where Apple's Foundation raises during evaluation instead of giving nil: an unknown
+    /// function, a function given the wrong number or kind of arguments (`sqrt:("x")`), an index
+    /// beyond the end of a collection, a `FUNCTION` selector the receiver does not answer, an
+    /// unknown collection operator (`@foo`), a UTI conformance that needs the UTI database.
+    ///
+    /// For expressions from untrusted sources, where a nil result cannot tell a missing value from
+    /// a mistake. Evaluates the tree itself: an override of ``expressionValue(with:context:)`` in
+    /// a subclass is not called.
+    ///
+    /// - Throws: ``NSExpressionEvaluationError`` for the first such failure.
+    public func validatedExpressionValue(with object: Any?, context: NSMutableDictionary?) throws(NSExpressionEvaluationError) -> Any? {
+        let failures = EvaluationFailures()
+        let evaluation = EvaluationContext(object: object, variables: NSExpression.variables(in: context), failures: failures)
+        let value = ExpressionEvaluator.value(of: self, in: evaluation)
+        if let failure = failures.first { throw failure }
+        return ValueKinds.bridgingNumbers(value)
+    }
+
+    /// The string-keyed entries of an evaluation context: the values of `$name` variables.
+    private static func variables(in context: NSMutableDictionary?) -> [String: Any] {
         var variables: [String: Any] = [:]
         if let context {
             for (key, value) in context {
                 if let key = key as? String { variables[key] = value }
             }
         }
-        let value = ExpressionEvaluator.value(of: self, in: EvaluationContext(object: object, variables: variables))
-        return ValueKinds.bridgingNumbers(value)
+        return variables
     }
 
     /// Securely decoded expressions must be allowed before evaluation on Apple platforms; there is

@@ -93,6 +93,24 @@ open class NSPredicate: NSObject, @unchecked Sendable {
         PredicateEvaluator.evaluate(self, in: EvaluationContext(object: object, variables: bindings ?? [:]))
     }
 
+    /// Whether `object` satisfies the predicate, like ``evaluate(with:substitutionVariables:)``,
+    /// but throwing where Apple's Foundation raises during evaluation instead of deciding as for
+    /// nil: see ``NSExpression/validatedExpressionValue(with:context:)`` for the conditions; also
+    /// `UTI-CONFORMS-TO` between different types (Linux has no UTI database) and comparisons by
+    /// custom selector.
+    ///
+    /// Evaluates the tree itself: an override of ``evaluate(with:substitutionVariables:)`` in a
+    /// subclass is not called. AND and OR stop at the first subpredicate that decides them, as
+    /// Apple's do, so a failure in a later one is not reported.
+    ///
+    /// - Throws: ``NSExpressionEvaluationError`` for the first such failure.
+    public func validatedEvaluate(with object: Any?, substitutionVariables bindings: [String: Any]? = nil) throws(NSExpressionEvaluationError) -> Bool {
+        let failures = EvaluationFailures()
+        let result = PredicateEvaluator.evaluate(self, in: EvaluationContext(object: object, variables: bindings ?? [:], failures: failures))
+        if let failure = failures.first { throw failure }
+        return result
+    }
+
     /// A copy with every `$name` variable that `variables` binds replaced by a constant holding
     /// its value. Variables not in `variables` stay variables.
     open func withSubstitutionVariables(_ variables: [String: Any]) -> Self {

@@ -31,6 +31,7 @@ final class RoundTripPropertyTests: XCTestCase {
         "SUBQUERY(books, $b, $b.pages > 10)", "SUBQUERY(", "$b", "$b.pages", "FUNCTION(SELF, 'initial')", "TERNARY(", "CAST(",
         "'NSDate'", "'NSNumber'", "'nan'", "'inf'", "'NSDecimalNumber'", "'1e127'", "'-1e-128'", "'NSUUID'",
         "sum(", "count(", "abs(", "modulus:by:(", "now()", "uppercase(", "length(", "median(",
+        "&", "|", "^", "<<", ">>", "~", "UTI-CONFORMS-TO", "UTI-EQUALS", "distinct(", "'public.data'",
     ]
 
     /// Random predicates from the grammar itself: almost all of them parse.
@@ -55,7 +56,7 @@ final class RoundTripPropertyTests: XCTestCase {
 
         mutating func comparison(_ depth: Int) -> String {
             let op = pick(["==", "=", "!=", "<>", "<", "<=", "=<", ">", ">=", "=>", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE",
-                           "MATCHES", "BETWEEN"])
+                           "MATCHES", "BETWEEN", "UTI-EQUALS", "UTI-CONFORMS-TO"])
             let options = chance(3) ? pick(["[c]", "[d]", "[cd]", "[n]", "[dc]"]) : ""
             return expression(depth) + " " + op + options + " " + expression(depth)
         }
@@ -63,12 +64,15 @@ final class RoundTripPropertyTests: XCTestCase {
         mutating func expression(_ depth: Int) -> String {
             guard depth > 0, !chance(3) else { return atom() }
             switch Int.random(in: 0..<14, using: &random) {
-            case 0: return expression(depth - 1) + pick([" + ", " - ", " * ", " / ", " ** ", "+", "-"]) + expression(depth - 1)
-            case 1: return "-" + expression(depth - 1)
+            case 0: return expression(depth - 1) + pick([" + ", " - ", " * ", " / ", " ** ", "+", "-", " & ", " | ", " ^ ", " << ", " >> ", "&"])
+                + expression(depth - 1)
+            case 1: return pick(["-", "~"]) + expression(depth - 1)
             case 2: return "(" + expression(depth - 1) + ")"
-            case 3: return pick(["sum(", "count(", "abs(", "uppercase(", "length(", "median(", "max(", "sqrt(", "noindex("])
+            case 3: return pick(["sum(", "count(", "abs(", "uppercase(", "length(", "median(", "max(", "sqrt(", "noindex(", "distinct(",
+                                 "onesComplement("])
                 + expression(depth - 1) + ")"
-            case 4: return pick(["modulus:by:(", "add:to:(", "bitwiseAnd(", "leftshift("]) + expression(depth - 1) + ", "
+            case 4: return pick(["modulus:by:(", "add:to:(", "bitwiseAnd(", "leftshift(", "bitwiseXor:with:(", "rightshift:by:("])
+                + expression(depth - 1) + ", "
                 + expression(depth - 1) + ")"
             case 5: return "SUBQUERY(" + pick(["books", "tags", "spouse.books"]) + ", $b, " + predicate(depth - 1) + ")" + pick(["", ".@count"])
             case 6: return "TERNARY(" + predicate(depth - 1) + ", " + expression(depth - 1) + ", " + expression(depth - 1) + ")"

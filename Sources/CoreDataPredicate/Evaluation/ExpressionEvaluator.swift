@@ -11,14 +11,26 @@ enum ExpressionEvaluator {
         case .variable(let name):
             return ValueKinds.unwrap(context.variables[name])
         case .keyPath(let operand, _, let components):
+            if let failures = context.failures, let unknown = components.first(where: KeyPathReader.isUnknownOperator) {
+                failures.record("unknown collection operator \(unknown)", in: Printer.format(expression))
+            }
             let base = operand.map { value(of: $0, in: context) } ?? context.object
             return KeyPathReader.value(of: base, components: components[...])
         case .function(let name, let operand, let arguments):
             let values = arguments.map { value(of: $0, in: context) }
+            let result: FunctionResult
             if let operand {
-                return FunctionEvaluator.call(name, receiver: value(of: operand, in: context), arguments: values)
+                result = FunctionEvaluator.call(name, receiver: value(of: operand, in: context), arguments: values)
+            } else {
+                result = FunctionEvaluator.call(name, arguments: values)
             }
-            return FunctionEvaluator.call(name, arguments: values)
+            switch result {
+            case .success(let value):
+                return value
+            case .failure(let failure):
+                context.failures?.record(failure.message, in: Printer.format(expression))
+                return nil
+            }
         case .aggregate(let elements):
             return elements.map { value(of: $0, in: context) }
         case .union(let left, let right):

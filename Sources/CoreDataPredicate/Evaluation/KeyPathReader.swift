@@ -68,6 +68,18 @@ enum KeyPathReader {
         return nil
     }
 
+    /// The collection operators `collectionOperator` knows, without `@`.
+    static let operatorNames: Set<String> = [
+        "count", "sum", "avg", "min", "max", "unionOfObjects", "distinctUnionOfObjects", "unionOfArrays", "distinctUnionOfArrays",
+        "distinctUnionOfSets",
+    ]
+
+    /// Whether a key path component is an `@` operator this reader does not know (which reads as
+    /// nil here, and is Apple's undefined-key exception).
+    static func isUnknownOperator(_ component: String) -> Bool {
+        component.hasPrefix("@") && !operatorNames.contains(String(component.dropFirst()))
+    }
+
     private static func collectionOperator(_ name: String, on object: Any, rest: ArraySlice<String>) -> Any? {
         guard let elements = ValueKinds.collection(object) else { return nil }
         // The operator consumes the rest of the path: it is read from each element.

@@ -19,22 +19,46 @@ package enum PredicateEvaluator {
         case .compound(.not, let subpredicates):
             return !subpredicates.allSatisfy { evaluate($0, in: context) }
         case .comparison(let comparison):
-            return evaluate(comparison, in: context)
+            return evaluate(comparison, of: predicate, in: context)
         }
     }
 
-    private static func evaluate(_ comparison: NSPredicate.Comparison, in context: EvaluationContext) -> Bool {
+    private static func evaluate(_ comparison: NSPredicate.Comparison, of predicate: NSPredicate, in context: EvaluationContext) -> Bool {
         let left = ExpressionEvaluator.value(of: comparison.left, in: context)
         let right = ExpressionEvaluator.value(of: comparison.right, in: context)
         let type = comparison.type
         let options = comparison.options
+        func decide(_ left: Any?) -> Bool {
+            guard let failures = context.failures else { return compare(left, type, right, options: options) }
+            switch checkedCompare(left, type, right, options: options) {
+            case .success(let result):
+                return result
+            case .failure(let failure):
+                failures.record(failure.message, in: Printer.format(predicate))
+                return false
+            }
+        }
         switch comparison.modifier {
         case .direct:
-            return compare(left, type, right, options: options)
+            return decide(left)
         case .any:
-            return elements(of: left).contains { compare($0, type, right, options: options) }
+            return elements(of: left).contains { decide($0) }
         case .all:
-            return elements(of: left).allSatisfy { compare($0, type, right, options: options) }
+            return elements(of: left).allSatisfy { decide($0) }
+        }
+    }
+
+    /// ``compare(_:_:_:options:)``, or why Apple's Foundation would raise instead of answering.
+    private static func checkedCompare(
+        _ left: Any?, _ type: NSComparisonPredicate.Operator, _ right: Any?, options: NSComparisonPredicate.Options
+    ) -> Result<Bool, EvaluationFailure> {
+        switch type {
+        case .utiEquals, .utiConformsTo:
+            return UniformTypeIdentifiers.compare(left, type, right)
+        case .customSelector:
+            return .failure(EvaluationFailure(message: "a comparison by custom selector needs Objective-C messaging, which Linux does not have"))
+        default:
+            return .success(compare(left, type, right, options: options))
         }
     }
 
@@ -87,6 +111,9 @@ package enum PredicateEvaluator {
             return (low == .orderedDescending || low == .orderedSame) && (high == .orderedAscending || high == .orderedSame)
         case .customSelector:
             return false
+        case .utiEquals, .utiConformsTo:
+            // Unknown conformance is false here; the validating evaluator reports it.
+            return (try? UniformTypeIdentifiers.compare(left, type, right).get()) ?? false
         }
     }
 

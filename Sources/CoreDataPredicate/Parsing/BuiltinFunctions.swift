@@ -33,7 +33,7 @@ enum BuiltinFunctions {
         function("random", 0), function("random:", 1), function("randomn:", 1), function("now", 0),
         function("bitwiseAnd:with:", 2), function("bitwiseOr:with:", 2), function("bitwiseXor:with:", 2),
         function("leftshift:by:", 2), function("rightshift:by:", 2), function("onesComplement:", 1),
-        function("noindex:", 1), function("distanceToLocation:fromLocation:", 2),
+        function("noindex:", 1), function("distinct:", 1), function("distanceToLocation:fromLocation:", 2),
         function("castObject:toType:", 2), function("objectFrom:withIndex:", 2),
     ]
 
@@ -54,12 +54,26 @@ enum BuiltinFunctions {
         all.contains { $0.shortName == shortName }
     }
 
-    /// Functions written as infix operators, with their symbol and precedence.
+    /// Functions written as infix operators, with their symbol and precedence: Apple's printer
+    /// writes these, and the bitwise ones, as operators.
     static let infix: [String: (symbol: String, precedence: Precedence)] = [
         "add:to:": ("+", .additive), "from:subtract:": ("-", .additive),
         "multiply:by:": ("*", .multiplicative), "divide:by:": ("/", .multiplicative),
         "raise:toPower:": ("**", .power),
+        "bitwiseAnd:with:": ("&", .bitwiseAnd), "bitwiseOr:with:": ("|", .bitwiseOr), "bitwiseXor:with:": ("^", .bitwiseXor),
+        "leftshift:by:": ("<<", .shift), "rightshift:by:": (">>", .shift),
     ]
+
+    /// `onesComplement:`, written as the prefix operator `~`.
+    static let complementName = "onesComplement:"
+
+    /// "1 argument", "2 arguments", "1 or more arguments": for messages.
+    static func arity(of function: BuiltinFunction) -> String {
+        func count(_ n: Int) -> String { n == 1 ? "1 argument" : "\(n) arguments" }
+        if function.maximumArguments == Int.max { return "\(function.minimumArguments) or more arguments" }
+        if function.minimumArguments == function.maximumArguments { return count(function.minimumArguments) }
+        return "\(function.minimumArguments) to \(count(function.maximumArguments))"
+    }
 
     static let castName = "castObject:toType:"
     static let indexName = "objectFrom:withIndex:"

@@ -26,6 +26,13 @@ enum InfixOperator {
             case .star: self = .arithmetic(name: "multiply:by:", precedence: .multiplicative)
             case .slash: self = .arithmetic(name: "divide:by:", precedence: .multiplicative)
             case .power: self = .arithmetic(name: "raise:toPower:", precedence: .power)
+            case .ampersand: self = .arithmetic(name: "bitwiseAnd:with:", precedence: .bitwiseAnd)
+            case .pipe: self = .arithmetic(name: "bitwiseOr:with:", precedence: .bitwiseOr)
+            case .caret: self = .arithmetic(name: "bitwiseXor:with:", precedence: .bitwiseXor)
+            case .shiftLeft: self = .arithmetic(name: "leftshift:by:", precedence: .shift)
+            case .shiftRight: self = .arithmetic(name: "rightshift:by:", precedence: .shift)
+            case .utiConformsTo: self = .comparison(.utiConformsTo)
+            case .utiEquals: self = .comparison(.utiEquals)
             case .dot: self = .member
             case .leftBracket: self = .subscript
             default: return nil

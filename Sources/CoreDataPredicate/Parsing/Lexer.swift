@@ -58,7 +58,11 @@ struct Lexer {
         default:
             if Lexer.isIdentifierStart(scalar) {
                 let name = scanName()
-                kind = Keyword.named(name).map(TokenKind.keyword) ?? .identifier(name)
+                if let uti = scanUTIOperator(after: name) {
+                    kind = .symbol(uti)
+                } else {
+                    kind = Keyword.named(name).map(TokenKind.keyword) ?? .identifier(name)
+                }
             } else {
                 kind = scanSymbol()
             }
@@ -139,13 +143,42 @@ struct Lexer {
             switch next {
             case "=": return take(.lessOrEqual)
             case ">": return take(.notEqual)
+            case "<": return take(.shiftLeft)
             default: return .symbol(.less)
             }
-        case ">": return next == "=" ? take(.greaterOrEqual) : .symbol(.greater)
-        case "&": return next == "&" ? take(.andAnd) : .error("unexpected character '&' (use '&&' or AND)")
-        case "|": return next == "|" ? take(.orOr) : .error("unexpected character '|' (use '||' or OR)")
+        case ">":
+            switch next {
+            case "=": return take(.greaterOrEqual)
+            case ">": return take(.shiftRight)
+            default: return .symbol(.greater)
+            }
+        case "&": return next == "&" ? take(.andAnd) : .symbol(.ampersand)
+        case "|": return next == "|" ? take(.orOr) : .symbol(.pipe)
+        case "^": return .symbol(.caret)
+        case "~": return .symbol(.tilde)
         default: return .error("unexpected character '\(Lexer.printable(scalar))'")
         }
+    }
+
+    /// After the name `UTI` (any case): the rest of `UTI-CONFORMS-TO` or `UTI-EQUALS`, consumed
+    /// when it follows at once and is not itself followed by more of a name.
+    mutating func scanUTIOperator(after name: String) -> Symbol? {
+        guard name.uppercased() == "UTI" else { return nil }
+        for (symbol, rest) in [(Symbol.utiConformsTo, "-CONFORMS-TO"), (.utiEquals, "-EQUALS")] {
+            let expected = Array(rest.unicodeScalars)
+            var matches = true
+            for (offset, scalar) in expected.enumerated() {
+                guard let actual = peek(offset), String(actual).uppercased() == String(scalar) else {
+                    matches = false
+                    break
+                }
+            }
+            guard matches else { continue }
+            if let after = peek(expected.count), Lexer.isIdentifierContinue(after) { continue }
+            index += expected.count
+            return symbol
+        }
+        return nil
     }
 
     /// A scalar as it can be shown in a message: control characters as `\u{…}`.

@@ -26,6 +26,12 @@ extension PredicateParser {
             try advance()
             let operand = try parseExpressionOperand(.prefix)
             return expression(try checked(PredicateParser.negated(operand), at: token))
+        case .symbol(.tilde):
+            // Unlike unary minus, never folded: Apple's tree keeps `onesComplement:` of a constant.
+            try advance()
+            let operand = try parseExpressionOperand(.prefix)
+            let complement = NSExpression(node: .function(name: "onesComplement:", operand: nil, arguments: [operand]))
+            return expression(try checked(complement, at: token))
         case .symbol(.leftBrace):
             return expression(try parseAggregate())
         case .keyword(let keyword):
@@ -44,6 +50,9 @@ extension PredicateParser {
             return expression(NSExpression(forKeyPath: "@" + name))
         case .variable(let name):
             try advance()
+            if current.isSymbol(.colon), next.isSymbol(.equal) {
+                throw error("variable assignment ($\(name) := …) is not supported", at: token)
+            }
             return expression(NSExpression(forVariable: name))
         case .string(let text):
             try advance()
@@ -94,6 +103,8 @@ extension PredicateParser {
             return expression(try parseSubquery())
         case .cast:
             return expression(try parseCast())
+        case .fetch:
+            throw error("FETCH(…) is not supported in format strings (build it with NSFetchRequestExpression); write #\(Lexer.text(of: token, in: scalars)) for a key of that name", at: token)
         case .first, .last, .size:
             throw error("\(describe(token)) is only meaningful as an index, as in tags[\(keyword.rawValue)]; write #\(Lexer.text(of: token, in: scalars)) for a key of that name", at: token)
         default:

@@ -12,10 +12,13 @@ import Foundation
 //                | "TRUEPREDICATE" | "FALSEPREDICATE" | "(" predicate ")"
 //   comparison-op := "==" | "=" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>"
 //                | "IN" | "CONTAINS" | "BEGINSWITH" | "ENDSWITH" | "LIKE" | "MATCHES" | "BETWEEN"
+//                | "UTI-CONFORMS-TO" | "UTI-EQUALS"                 no options
 //   options     := "[" letters from c, d, n (and l, ignored) "]"
 //   expr        := expr ("UNION" | "INTERSECT" | "MINUS") expr  contextual words, not reserved
+//                | expr "|" expr | expr "^" expr | expr "&" expr | expr ("<<" | ">>") expr
 //                | expr ("+" | "-") expr | expr ("*" | "/") expr | expr "**" expr (right-assoc.)
 //                | "-" expr                                      a number literal folds to a constant
+//                | "~" expr                                      onesComplement:
 //                | expr "." key | expr "[" (expr | "FIRST" | "LAST" | "SIZE") "]"
 //                | literal | key | "$" name | "SELF" | "ANYKEY" | format-argument | "{" exprs? "}"
 //                | name "(" exprs? ")"                           built-in function by short name
@@ -30,6 +33,10 @@ import Foundation
 //   number      := digits ("." digits)? (("e" | "E") ("+" | "-")? digits)? | 0x… | 0o… | 0b…
 //   format-argument := "%" (position "$")? length? ("@" | "K" | "d" | "i" | "u" | "x" | "o" |
 //                  "f" | "e" | "g" | "s" | "c")            inside quotes a "%" is literal text
+//
+// Not accepted, with a message saying so: Apple's variable assignment `$x := expr` (its meaning
+// depends on evaluation order through a shared mutable context) and `FETCH(…)` (built with
+// NSFetchRequestExpression in the CoreData module instead).
 //
 // Constants with no literal syntax print as the CAST that folds back into them when parsed:
 // `CAST(<seconds since 2001>, "NSDate")`, `CAST("nan", "NSNumber")`, `CAST("…", "NSDecimalNumber")`,
@@ -239,7 +246,7 @@ struct PredicateParser {
         case .set(let kind):
             let lhs = try requireExpression(left)
             try advance()
-            let rhs = try parseExpressionOperand(.additive)
+            let rhs = try parseExpressionOperand(Precedence.setOperation.stronger)
             let node: NSExpression.Node
             switch kind {
             case .union: node = .union(lhs, rhs)
@@ -282,6 +289,9 @@ struct PredicateParser {
         }
         try advance()
         let options = try parseOptions()
+        if type == .utiConformsTo || type == .utiEquals, !options.isEmpty {
+            throw error("\(describe(token)) takes no comparison options", at: token)
+        }
         let right = try parseExpressionOperand(.setOperation)
         let predicate = NSComparisonPredicate(leftExpression: left, rightExpression: right, modifier: modifier, type: type, options: options)
         return try checked(predicate, at: token)

@@ -9,16 +9,27 @@ enum Precedence: Int, Comparable {
     case comparison = 4
     /// `UNION`, `INTERSECT`, `MINUS`.
     case setOperation = 5
+    // The bitwise operators bind as in C relative to one another and to `+` and `*`. Apple
+    // documents no precedence for them; its printer writes them infix (`a & b`), and this order
+    // is the one a reader of such output expects.
+    /// `|` (`bitwiseOr:with:`).
+    case bitwiseOr = 6
+    /// `^` (`bitwiseXor:with:`).
+    case bitwiseXor = 7
+    /// `&` (`bitwiseAnd:with:`).
+    case bitwiseAnd = 8
+    /// `<<`, `>>` (`leftshift:by:`, `rightshift:by:`).
+    case shift = 9
     /// `+`, `-`.
-    case additive = 6
+    case additive = 10
     /// `*`, `/`.
-    case multiplicative = 7
+    case multiplicative = 11
     /// `**`, right-associative.
-    case power = 8
-    /// Unary minus; a negative number literal prints at this level.
-    case prefix = 9
+    case power = 12
+    /// Unary minus and `~`; a negative number literal prints at this level.
+    case prefix = 13
     /// `.key`, `[index]`, and every literal, key path and call.
-    case postfix = 10
+    case postfix = 14
 
     static func < (a: Precedence, b: Precedence) -> Bool { a.rawValue < b.rawValue }
 

@@ -29,6 +29,11 @@ enum Symbol: String, Sendable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case plus = "+", minus = "-", star = "*", slash = "/", power = "**"
     case andAnd = "&&", orOr = "||", bang = "!"
+    /// The bitwise operators, which Apple's printer writes for `bitwiseAnd:with:` and its kin.
+    case ampersand = "&", pipe = "|", caret = "^", tilde = "~", shiftLeft = "<<", shiftRight = ">>"
+    /// Apple's two hyphenated operators, lexed whole so that `UTI - EQUALS` (with spaces) stays
+    /// a subtraction of two key paths.
+    case utiConformsTo = "UTI-CONFORMS-TO", utiEquals = "UTI-EQUALS"
 }
 
 /// A number as written: integers stay exact, anything with a fraction or exponent is a Double.

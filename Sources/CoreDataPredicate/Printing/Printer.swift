@@ -83,6 +83,8 @@ enum Printer {
         case .customSelector: return "CUSTOMSELECTOR"
         case .contains: return "CONTAINS"
         case .between: return "BETWEEN"
+        case .utiEquals: return "UTI-EQUALS"
+        case .utiConformsTo: return "UTI-CONFORMS-TO"
         }
     }
 
@@ -123,11 +125,11 @@ enum Printer {
         case .aggregate(let elements):
             return ("{" + list(elements) + "}", .postfix)
         case .union(let l, let r):
-            return (write(l, atLeast: .setOperation) + " UNION " + write(r, atLeast: .additive), .setOperation)
+            return (write(l, atLeast: .setOperation) + " UNION " + write(r, atLeast: Precedence.setOperation.stronger), .setOperation)
         case .intersect(let l, let r):
-            return (write(l, atLeast: .setOperation) + " INTERSECT " + write(r, atLeast: .additive), .setOperation)
+            return (write(l, atLeast: .setOperation) + " INTERSECT " + write(r, atLeast: Precedence.setOperation.stronger), .setOperation)
         case .minus(let l, let r):
-            return (write(l, atLeast: .setOperation) + " MINUS " + write(r, atLeast: .additive), .setOperation)
+            return (write(l, atLeast: .setOperation) + " MINUS " + write(r, atLeast: Precedence.setOperation.stronger), .setOperation)
         case .subquery(let collection, let variable, let predicate):
             return ("SUBQUERY(" + write(collection, atLeast: .setOperation) + ", $" + variable + ", " + format(predicate) + ")", .postfix)
         case .anyKey:
@@ -143,6 +145,9 @@ enum Printer {
         if let operand {
             let rest = arguments.isEmpty ? "" : ", " + list(arguments)
             return ("FUNCTION(" + write(operand, atLeast: .setOperation) + ", " + ConstantPrinter.quoted(name) + rest + ")", .postfix)
+        }
+        if name == BuiltinFunctions.complementName, arguments.count == 1 {
+            return ("~" + write(arguments[0], atLeast: .prefix), .prefix)
         }
         if arguments.count == 2 {
             if let infix = BuiltinFunctions.infix[name] {
