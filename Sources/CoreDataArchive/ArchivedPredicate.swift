@@ -88,7 +88,7 @@ extension ArchivedExpressionDecoder {
         let rawType = try required(object.integer(forKey: "NSOperatorType"), "NSOperatorType", object)
         guard let type = UInt(exactly: rawType).flatMap(ComparisonPredicate.Operator.init(rawValue:)) else {
             throw KeyedArchiveError(
-                .malformed, "\(object.label): operator type \(rawType) has no equivalent here (0–11, 99 and 100 do)", object: object.reference.index)
+                .malformed, "\(object.label): operator type \(rawType) has no equivalent here (0–11, 99, 100, 1100 and 1101 do)", object: object.reference.index)
         }
         let rawModifier = try object.integer(forKey: "NSModifier") ?? 0
         guard let modifier = UInt(exactly: rawModifier).flatMap(ComparisonPredicate.Modifier.init(rawValue:)) else {
