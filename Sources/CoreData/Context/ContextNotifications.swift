@@ -87,9 +87,14 @@ extension NSManagedObjectContext {
     /// `save()`, and for a main-queue context at the end of the main-queue event in which the
     /// changes were made. Call it to hear of changes at once. Does nothing when nothing changed.
     ///
+    /// With an ``undoManager``, it first registers the changes made since the last call as one
+    /// undo operation, and ends the manager's event group (see ``UndoManager/groupsByEvent``):
+    /// on Linux the calls to this method mark where one undoable event ends and the next begins.
+    ///
     /// Threading: call it on the context's queue.
     public func processPendingChanges() {
         assertOnQueue()
+        registerPendingUndo()
         changeNoticeScheduled = false
         guard !changeNotice.isEmpty else { return }
         let notice = changeNotice

@@ -88,6 +88,8 @@ extension NSManagedObjectContext {
                 let type = EntityClassRegistry.objectClass(for: item.entity)
                 let object = type.init(entity: item.entity, insertInto: nil)
                 object.objectID = item.objectID
+                // The child's save is an edit in the parent, undoable there like any other.
+                parent.recordUndoExistence(of: object)
                 object.managedObjectContext = parent
                 object.attributeValues.removeAll()
                 object.lifecycle.isInserted = true

@@ -74,6 +74,40 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// A label stored with saved transactions (persistent history).
     public var transactionAuthor: String?
 
+    /// The undo manager the context registers its changes with; `nil` (no undo) by default, as
+    /// Apple's.
+    ///
+    /// With one set, every insert, delete and change of an attribute or relationship can be
+    /// undone. The context registers the changes made since it last did when it processes its
+    /// pending changes: at the end of each `perform` block, at `save()`, when
+    /// ``processPendingChanges()`` is called, at the end of a main-queue event for a main-queue
+    /// context, and when the manager opens, closes, undoes or redoes a group (its checkpoint).
+    /// Those changes are one group when the manager groups by event (``UndoManager/groupsByEvent``,
+    /// the default), or join the group the caller opened. Apple groups by run-loop event instead;
+    /// Linux has no run loop.
+    ///
+    /// Share a manager between contexts, or with other undoable code, only on one queue. Setting
+    /// the property drops changes not yet registered; set it to `nil` around large imports to
+    /// save the work of recording them.
+    open var undoManager: UndoManager? {
+        didSet {
+            guard undoManager !== oldValue else { return }
+            undoRecord = UndoRecord()
+            tracksUndo = undoManager != nil
+            observeUndoCheckpoints()
+        }
+    }
+
+    /// Whether an undo manager is set; read on every change, so kept as a plain stored flag.
+    var tracksUndo = false
+    /// The changes not yet registered with the undo manager, as what undoes them.
+    var undoRecord = UndoRecord()
+    /// Set while the context registers with its undo manager, whose checkpoints it then ignores.
+    var isRegisteringUndo = false
+    /// Above zero while changes are not edits to undo (refreshes and merges).
+    var undoSuspensions = 0
+    var undoCheckpointObserver: NSObjectProtocol?
+
     let queue: DispatchQueue
     /// Whoever runs the context's work holds this lock and is recorded as its owner thread, so
     /// that "am I on this context's queue?" has an exact answer even when libdispatch runs a
@@ -110,6 +144,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     deinit {
         if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
+        if let undoCheckpointObserver { NotificationCenter.default.removeObserver(undoCheckpointObserver) }
         noteUnregistered(Array(registered.keys))
     }
 
@@ -125,7 +160,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return pthread_equal(ownerThread, pthread_self()) != 0
     }
 
-    private var isOnQueue: Bool {
+    var isOnQueue: Bool {
         switch concurrencyType {
         case .mainQueueConcurrencyType: return Thread.isMainThread || holdsExecution
         case .privateQueueConcurrencyType: return holdsExecution
@@ -174,11 +209,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Runs `block` on the context's queue and returns its result.
+    ///
+    /// The block is always enqueued, and like an enqueued task of Apple's (and `perform(_:)`) it
+    /// ends with ``processPendingChanges()``, thrown error or not: one change notification, and
+    /// one undo group, per block.
     public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 do {
-                    continuation.resume(returning: try self.withExecution(block))
+                    continuation.resume(returning: try self.withExecution {
+                        defer { self.processPendingChanges() }
+                        return try block()
+                    })
                 } catch {
                     continuation.resume(throwing: error)
                 }
@@ -186,10 +228,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Runs a non-throwing `block` on the context's queue and returns its result.
+    /// Runs a non-throwing `block` on the context's queue and returns its result; like the
+    /// throwing form, it ends with ``processPendingChanges()``.
     public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: self.withExecution(block)) }
+            queue.async {
+                continuation.resume(returning: self.withExecution {
+                    defer { self.processPendingChanges() }
+                    return block()
+                })
+            }
         }
     }
 
@@ -267,6 +315,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             preconditionFailure("CoreData: an NSManagedObject can be in only one context: \(object.objectID) is in another context")
         }
         guard pendingInserted[ObjectIdentifier(object)] == nil else { return }
+        recordUndoExistence(of: object)
         if object.isDeleted {
             // Re-inserting an object deleted in this context undoes the delete.
             object.lifecycle.isDeleted = false
@@ -288,6 +337,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             preconditionFailure("CoreData: can't delete \(object.objectID): it belongs to a different context")
         }
         guard !object.isDeleted else { return }
+        recordUndoExistence(of: object)
         if object.isInserted {
             // An object inserted and deleted before any save simply disappears.
             object.prepareForDeletion()
@@ -462,9 +512,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Posts `NSManagedObjectContextObjectsDidChange` with the objects it forgot under
     /// ``NSInvalidatedAllObjectsKey`` (an array), as Apple's does, so observers such as a
-    /// fetched-results controller drop them.
+    /// fetched-results controller drop them. The context's undo and redo operations are removed
+    /// from its ``undoManager``: they would act on forgotten objects.
     open func reset() {
         assertOnQueue()
+        removeUndoActions()
         advanceQueryGeneration()
         let forgotten = Array(registered.values)
         noteUnregistered(Array(registered.keys))
@@ -481,8 +533,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Throws away unsaved changes: inserted objects leave, deleted ones come back, changed
     /// ones read their saved values again.
+    ///
+    /// As Apple's, empties the undo stack: the context's undo and redo operations are removed
+    /// from its ``undoManager`` (other clients' operations on a shared manager stay).
     open func rollback() {
         assertOnQueue()
+        removeUndoActions()
         for object in pendingInserted.values {
             object.lifecycle.isInserted = false
             registered[object.objectID] = nil
@@ -504,10 +560,38 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         changeNoticeGeneration &+= 1
     }
 
+    /// Undoes the latest group of changes (the changes pending are registered first, and are what
+    /// is undone when the manager groups by event), as Apple's does by sending `undo()` to the
+    /// ``undoManager``. Does nothing without an undo manager.
+    ///
+    /// The undone state is an ordinary unsaved change: objects come back, leave or take their old
+    /// values (relationships on both sides), and the next `save()` writes them.
+    ///
+    /// Threading: call it on the context's queue.
+    open func undo() {
+        assertOnQueue()
+        guard let undoManager else { return }
+        processPendingChanges()
+        undoManager.undo()
+    }
+
+    /// Redoes the group undone last, through the ``undoManager``. Does nothing without one.
+    ///
+    /// Threading: call it on the context's queue.
+    open func redo() {
+        assertOnQueue()
+        guard let undoManager else { return }
+        processPendingChanges()
+        undoManager.redo()
+    }
+
     /// Turns an object back into a fault (dropping unsaved changes unless `flag`), or re-reads it.
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         assertOnQueue()
         guard !object.isInserted else { return }
+        // Re-reading saved values (and putting local changes back on them) is no edit to undo.
+        undoSuspensions += 1
+        defer { undoSuspensions -= 1 }
         if flag && object.hasChanges {
             // Keep local changes; re-read everything else.
             let changes = object.changedValues()

@@ -33,6 +33,7 @@ extension NSManagedObject {
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             context_checkAccess()
             fireFaultIfNeeded()
+            willChangeForUndo(key)
             attributeValues[slot: slot] = value
             if slot < 64 { noteChange(slot: slot) } else { noteChange(key) }
             return
@@ -53,6 +54,7 @@ extension NSManagedObject {
                 setToOne(relationship, to: value as? NSManagedObject)
             }
         default:
+            willChangeForUndo(key)
             attributeValues[key] = value
             noteChange(key)
         }
@@ -92,6 +94,7 @@ extension NSManagedObject {
     func kvcSetPrimitiveValue(_ value: Any?, forKey key: String) {
         guard let property = entity.propertiesByName[key] else { return }
         fireFaultIfNeeded()
+        willChangeForUndo(key)
         if let relationship = property as? NSRelationshipDescription {
             materialise(relationship)
             if relationship.isToMany {

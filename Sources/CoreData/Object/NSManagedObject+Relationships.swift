@@ -9,6 +9,7 @@ extension NSManagedObject {
         let old = toOneValues[relationship.name]
         if old === newValue { return }
         if let newValue { requireSameContext(newValue, relationship) }
+        willChangeForUndo(relationship.name)
         toOneValues[relationship.name] = newValue
         noteChange(relationship.name)
         guard let inverse = relationship.inverseRelationship else { return }
@@ -23,6 +24,7 @@ extension NSManagedObject {
         let oldSet = Set(old.map(ObjectIdentifier.init))
         let newSet = Set(objects.map(ObjectIdentifier.init))
         if old.count == objects.count && zip(old, objects).allSatisfy({ $0 === $1 }) { return }
+        willChangeForUndo(relationship.name)
         toManyValues[relationship.name] = objects
         noteChange(relationship.name)
         guard let inverse = relationship.inverseRelationship else { return }
@@ -37,12 +39,14 @@ extension NSManagedObject {
         if relationship.isToMany {
             var list = toManyValues[relationship.name] ?? []
             guard !list.contains(where: { $0 === owner }) else { return }
+            willChangeForUndo(relationship.name)
             list.append(owner)
             toManyValues[relationship.name] = list
             noteChange(relationship.name)
         } else {
             let previous = toOneValues[relationship.name]
             guard previous !== owner else { return }
+            willChangeForUndo(relationship.name)
             toOneValues[relationship.name] = owner
             noteChange(relationship.name)
             // This object moves from its previous owner to `owner`: the previous owner lets go.
@@ -59,10 +63,12 @@ extension NSManagedObject {
         if relationship.isToMany {
             var list = toManyValues[relationship.name] ?? []
             guard let index = list.firstIndex(where: { $0 === owner }) else { return }
+            willChangeForUndo(relationship.name)
             list.remove(at: index)
             toManyValues[relationship.name] = list
             noteChange(relationship.name)
         } else if toOneValues[relationship.name] === owner {
+            willChangeForUndo(relationship.name)
             toOneValues[relationship.name] = nil
             noteChange(relationship.name)
         }
