@@ -2,7 +2,8 @@
 //
 // The benchmark program (BENCHMARKS.md): the binary and XML stores, through the store protocol and through
 // managed objects, side by side with SQLite's C API in the same process run. Its own package so
-// that SQLite and the argument parser never reach users of the library.
+// that the benchmark code never reaches users of the library. Its SQLite module is CBenchSQLite:
+// target names must be unique across the package graph, and the library has its own CSQLite.
 import PackageDescription
 
 let package = Package(
@@ -13,14 +14,14 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(
-            name: "CSQLite",
+            name: "CBenchSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .executableTarget(
             name: "coredata-bench",
             dependencies: [
-                "CSQLite",
+                "CBenchSQLite",
                 .product(name: "CoreData", package: "CoreData"),
                 .product(name: "CoreDataBinaryStore", package: "CoreData"),
                 .product(name: "CoreDataXMLStore", package: "CoreData"),

@@ -1,4 +1,4 @@
-import CSQLite
+import CBenchSQLite
 import Foundation
 
 /// The SQLite side: the `user` table through SQLite's C API, WAL mode, prepared statements.
