@@ -322,7 +322,7 @@ extension NSManagedObjectContext {
             object.turnIntoFault()
             fulfillFault(object)
         }
-        for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+        for (key, value) in changes { object.kvcSetPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
     }
 
     /// The context's object for a fetched ID: the registered one, or a new fault with no values.

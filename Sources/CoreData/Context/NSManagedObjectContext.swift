@@ -596,7 +596,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // Keep local changes; re-read everything else.
             let changes = object.changedValues()
             fulfillAgain(object)
-            for (key, value) in changes { object.setPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
+            for (key, value) in changes { object.kvcSetPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
             return
         }
         pendingUpdated[ObjectIdentifier(object)] = nil

@@ -90,11 +90,32 @@ extension NSManagedObject {
         return currentValue(of: property)
     }
 
-    // Implements the overridable `setPrimitiveValue` declared on the class.
+    // Implements `setPrimitiveValue` declared on the class: as Apple's, the value is stored
+    // and nothing else happens. It is no change: the object's `hasChanges`, `changedValues()`
+    // and the context's updated objects stay as they were, no undo is recorded and no
+    // change notification is posted; the inverse relationship is not maintained. The value is
+    // saved with the object's other values when the object is saved because of a change
+    // (or an insert), and lost when it is refreshed. Apple's custom accessors bracket it with
+    // `willChangeValue(forKey:)` and `didChangeValue(forKey:)`, which make it a change.
+    func kvcStorePrimitiveValue(_ value: Any?, forKey key: String) {
+        guard let property = entity.propertiesByName[key] else { return }
+        fireFaultIfNeeded()
+        storePrimitive(value, for: property)
+    }
+
+    /// Sets a value as a change the context itself makes (a child context's save pushed into
+    /// its parent, unsaved changes put back over re-read values): recorded for undo and noted
+    /// like `setValue(_:forKey:)`, without maintaining the inverse relationship.
     func kvcSetPrimitiveValue(_ value: Any?, forKey key: String) {
         guard let property = entity.propertiesByName[key] else { return }
         fireFaultIfNeeded()
         willChangeForUndo(key)
+        storePrimitive(value, for: property)
+        noteChange(key)
+    }
+
+    private func storePrimitive(_ value: Any?, for property: NSPropertyDescription) {
+        let key = property.name
         if let relationship = property as? NSRelationshipDescription {
             materialise(relationship)
             if relationship.isToMany {
@@ -105,7 +126,29 @@ extension NSManagedObject {
         } else {
             attributeValues[key] = value
         }
-        noteChange(key)
+    }
+
+    // Implements `willChangeValue(forKey:)` declared on the class: before a custom accessor
+    // changes a modeled property through `setPrimitiveValue`, the value undo puts back is
+    // recorded (the fault fired first, so that it is the stored value). Unmodeled keys are
+    // ignored, as Apple's `contextShouldIgnoreUnmodeledPropertyChanges` does by default.
+    func kvcWillChangeValue(forKey key: String) {
+        guard entity.propertiesByName[key] != nil, keyPathProbe == nil else { return }
+        fireFaultIfNeeded()
+        willChangeForUndo(key)
+    }
+
+    // Implements `didChangeValue(forKey:)` declared on the class: the modeled property is
+    // changed, as after `setValue(_:forKey:)` (the object is updated, the key is in
+    // `changedValues()`, the context posts its change notification).
+    func kvcDidChangeValue(forKey key: String) {
+        guard keyPathProbe == nil else { return }
+        let table = entity.slotTable
+        if let slot = table.layout.slot(of: key), slot < 64, table.attributes[slot] != nil {
+            noteChange(slot: slot)
+        } else if entity.propertiesByName[key] != nil {
+            noteChange(key)
+        }
     }
 
     /// The changed properties and their new values since the last save or fetch.

@@ -187,17 +187,17 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The stored value of a property, without change notifications.
     open func primitiveValue(forKey key: String) -> Any? { kvcPrimitiveValue(forKey: key) }
 
-    /// Sets the stored value of a property without maintaining the inverse relationship.
-    open func setPrimitiveValue(_ value: Any?, forKey key: String) { kvcSetPrimitiveValue(value, forKey: key) }
+    /// Sets the stored value of a property: no change is recorded (no `hasChanges`, no undo, no notification) and the inverse relationship is not maintained; bracket it with `willChangeValue(forKey:)`/`didChangeValue(forKey:)` to make it a change, as Apple's custom accessors do.
+    open func setPrimitiveValue(_ value: Any?, forKey key: String) { kvcStorePrimitiveValue(value, forKey: key) }
 
     /// Kept for source compatibility; change tracking here does not need the calls.
     open func willAccessValue(forKey key: String?) {}
     /// Kept for source compatibility.
     open func didAccessValue(forKey key: String?) {}
-    /// Kept for source compatibility.
-    open func willChangeValue(forKey key: String) {}
-    /// Kept for source compatibility.
-    open func didChangeValue(forKey key: String) {}
+    /// Before a modeled property changes through `setPrimitiveValue(_:forKey:)`: records the value undo puts back.
+    open func willChangeValue(forKey key: String) { kvcWillChangeValue(forKey: key) }
+    /// After a modeled property changed through `setPrimitiveValue(_:forKey:)`: records the change, as `setValue(_:forKey:)` does.
+    open func didChangeValue(forKey key: String) { kvcDidChangeValue(forKey: key) }
 
     // MARK: Validation (override points)
 
