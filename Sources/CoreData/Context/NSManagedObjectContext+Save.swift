@@ -643,11 +643,12 @@ extension NSManagedObject {
         return values
     }
 
-    /// A transformable value in its stored form: `Data` as is, otherwise through the named
-    /// `ValueTransformer` (or secure unarchiving's default, `NSSecureUnarchiveFromData`).
+    /// A transformable value in its stored form: archived by Apple's unarchiving transformers in
+    /// reverse (`NSSecureUnarchiveFromData` for an attribute that names no transformer), else
+    /// through the named `ValueTransformer` forwards.
     private func transformedValue(_ value: Any?, _ attribute: NSAttributeDescription) throws -> StoreValue {
         guard let value else { return .null }
-        if let data = value as? Data, attribute.valueTransformerName == nil { return .data(data) }
+        if let archived = try archivedTransformableValue(value, attribute) { return archived }
         let name = attribute.valueTransformerName ?? "NSSecureUnarchiveFromData"
         guard let transformer = ValueTransformer.valueTransformer(forName: NSValueTransformerName(rawValue: name)),
               let data = transformer.transformedValue(value) as? Data

@@ -153,13 +153,11 @@ struct AttributeSlots {
     }
 
     /// A stored attribute value as the object graph shows it: transformable values through
-    /// their transformer (Apple's default, `NSSecureUnarchiveFromData`, when a class is named).
+    /// their transformer (Apple's default, `NSSecureUnarchiveFromData`, when none is named).
     static func objectValue(_ stored: StoreValue, _ attribute: NSAttributeDescription) -> Any? {
         let value = stored.attributeValue(as: attribute.attributeType)
-        if attribute.attributeType == .transformableAttributeType, let data = value as? Data,
-           let transformerName = attribute.valueTransformerName ?? (attribute.attributeValueClassName == nil ? nil : "NSSecureUnarchiveFromData"),
-           let transformer = ValueTransformer.valueTransformer(forName: NSValueTransformerName(rawValue: transformerName)) {
-            return transformer.reverseTransformedValue(data)
+        if attribute.attributeType == .transformableAttributeType, let data = value as? Data {
+            return TransformableValues.objectValue(fromStored: data, attribute)
         }
         return value
     }

@@ -217,7 +217,7 @@ class CustomStoreEngine<Store: NSPersistentStore>: PersistentStoreEngine, @unche
     func storeValue(_ value: Any?, of attribute: NSAttributeDescription, entityName: String) throws(StoreError) -> StoreValue {
         guard let value, !(value is NSNull) else { return .null }
         if attribute.attributeType == .transformableAttributeType {
-            if let data = value as? Data { return .data(data) }
+            if let data = TransformableValues.storedData(for: value, attribute) { return .data(data) }
             let name = attribute.valueTransformerName ?? "NSSecureUnarchiveFromData"
             if let transformer = ValueTransformer.valueTransformer(forName: NSValueTransformerName(rawValue: name)),
                let data = transformer.transformedValue(value) as? Data {
