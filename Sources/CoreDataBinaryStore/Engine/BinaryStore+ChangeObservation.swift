@@ -13,9 +13,12 @@ extension BinaryStore: ExternalChangeObserving {
             changeObserver?.stop()
             changeObserver = observer
         }
+        // The baseline is read before this returns: read on the thread, it would miss a save
+        // made between this call and the thread's first turn (seen under load in CI).
+        let baseline = changeState()
         let thread = Thread { [weak self] in
             defer { observer.finished.signal() }
-            var last = self?.changeState()
+            var last = Optional(baseline)
             while !observer.isStopped {
                 guard let self else { return }
                 usleep(self.counters == nil ? 10_000 : 1_000)
