@@ -274,7 +274,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 guard failure == nil else { return }
                 guard case .integer(let key) = row[0], key >= 1, key <= Self.largestKey else {
                     // Z_PK is the table's INTEGER PRIMARY KEY, from 1; anything else is damage.
-                    failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) has a row whose Z_PK is \(Self.describe(row[0])), not a key from 1 to \(Self.largestKey)")
+                    failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) has a row whose Z_PK is \(row[0].described), not a key from 1 to \(Self.largestKey)")
                     return
                 }
                 guard case .integer(let number) = row[1], let entity = schema.entitiesByNumber[number], entity.hierarchy === hierarchy else {
@@ -302,7 +302,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                         stored, as: attribute.type, externalStorage: attribute.externalStorage,
                         externalData: { name in FileManager.default.contents(atPath: externalFolder + "/" + name) })
                     else {
-                        failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) row Z_PK \(key) column \(attribute.column) holds \(Self.describe(stored)), which is not a valid \(attribute.type.xcodeName) for '\(entity.name).\(attribute.name)'")
+                        failure = StoreError.corrupt(detail: "\(path): \(hierarchy.table) row Z_PK \(key) column \(attribute.column) holds \(stored.described), which is not a valid \(attribute.type.xcodeName) for '\(entity.name).\(attribute.name)'")
                         return
                     }
                     slots[attribute.slot] = value
@@ -449,16 +449,6 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         let url = URL(fileURLWithPath: path)
         let name = url.deletingPathExtension().lastPathComponent
         return url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT/_EXTERNAL_DATA").path
-    }
-
-    private static func describe(_ value: SQLiteValue) -> String {
-        switch value {
-        case .null: return "NULL"
-        case .integer(let number): return "the integer \(number)"
-        case .real(let number): return "the real \(number)"
-        case .text(let text): return "the text '\(text.prefix(40))'"
-        case .blob(let data): return "a blob of \(data.count) bytes"
-        }
     }
 
     static func storeError(_ error: Error, _ path: String) -> StoreError {

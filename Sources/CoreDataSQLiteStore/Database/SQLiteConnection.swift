@@ -228,6 +228,17 @@ enum SQLiteValue: Equatable, Sendable {
     case real(Double)
     case text(String)
     case blob(Data)
+
+    /// The value as an error message names it ("the integer 7", "a blob of 3 bytes").
+    var described: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let number): return "the integer \(number)"
+        case .real(let number): return "the real \(number)"
+        case .text(let text): return "the text '\(text.prefix(40))'"
+        case .blob(let data): return "a blob of \(data.count) bytes"
+        }
+    }
 }
 
 /// A failed SQLite call: SQLite's (extended) result code and message, and the SQL that failed.

@@ -112,7 +112,7 @@ public struct AppleSQLiteInspection: Sendable {
                 for row in try Self.primaryKeyRows(connection) {
                     guard case .integer(let number) = row.number else { continue }
                     guard case .text(let name) = row.name else {
-                        throw StoreError.corrupt(detail: "\(path): Z_PRIMARYKEY row Z_ENT \(number) has Z_NAME \(Self.describe(row.name)), not an entity name")
+                        throw StoreError.corrupt(detail: "\(path): Z_PRIMARYKEY row Z_ENT \(number) has Z_NAME \(row.name.described), not an entity name")
                     }
                     records.append(Entity(number: number, name: name, superNumber: Self.integer(row.superNumber), maxKey: Self.integer(row.maxKey), table: "", objects: 0))
                 }
@@ -214,15 +214,6 @@ public struct AppleSQLiteInspection: Sendable {
         return 0
     }
 
-    static func describe(_ value: SQLiteValue) -> String {
-        switch value {
-        case .null: return "NULL"
-        case .integer(let number): return "the integer \(number)"
-        case .real(let number): return "the real \(number)"
-        case .text(let text): return "the text '\(text.prefix(40))'"
-        case .blob(let data): return "a blob of \(data.count) bytes"
-        }
-    }
 }
 
 /// What ``AppleSQLiteInspection/verify(path:model:)`` found: every damaged location, notes, and the
@@ -327,7 +318,7 @@ extension AppleSQLiteInspection {
                 guard case .integer(let number) = row.number else { continue }
                 let location = "Z_PRIMARYKEY Z_ENT \(number)"
                 guard case .text(let name) = row.name, !name.isEmpty else {
-                    issue(location, "Z_NAME is \(describe(row.name)), not an entity name")
+                    issue(location, "Z_NAME is \(row.name.described), not an entity name")
                     continue
                 }
                 if let other = seenNames[name] {
@@ -339,13 +330,13 @@ extension AppleSQLiteInspection {
                 switch row.superNumber {
                 case .integer(let value): superNumber = value
                 case .null: break
-                default: issue(location, "Z_SUPER is \(describe(row.superNumber)), not an entity number")
+                default: issue(location, "Z_SUPER is \(row.superNumber.described), not an entity number")
                 }
                 var maxKey: Int64 = 0
                 switch row.maxKey {
                 case .integer(let value): maxKey = value
                 case .null: break
-                default: issue(location, "Z_MAX is \(describe(row.maxKey)), not a primary key")
+                default: issue(location, "Z_MAX is \(row.maxKey.described), not a primary key")
                 }
                 records.append(Entity(number: number, name: name, superNumber: superNumber, maxKey: maxKey, table: "", objects: 0))
             }
@@ -400,7 +391,7 @@ extension AppleSQLiteInspection {
                     largest = max(largest ?? key, key)
                     guard case .integer(let number) = row[1], memberNumbers.contains(number) else {
                         let list = members.map { "\($0.number) \($0.name)" }.joined(separator: ", ")
-                        issue("\(table) Z_PK \(key)", "Z_ENT is \(describe(row[1])), which is no entity of this table (\(list))")
+                        issue("\(table) Z_PK \(key)", "Z_ENT is \(row[1].described), which is no entity of this table (\(list))")
                         return
                     }
                     keys[key] = number
@@ -437,7 +428,7 @@ extension AppleSQLiteInspection {
             }
             if case .text(let uuid) = row.1, UUID(uuidString: uuid) != nil {
             } else {
-                issue("Z_METADATA", "Z_UUID is \(describe(row.1)), not a UUID")
+                issue("Z_METADATA", "Z_UUID is \(row.1.described), not a UUID")
             }
             switch row.2 {
             case .blob(let data) where !data.isEmpty:
@@ -449,7 +440,7 @@ extension AppleSQLiteInspection {
                     issue("Z_METADATA", "Z_PLIST: \(error.message)")
                 }
             case .null: break
-            default: issue("Z_METADATA", "Z_PLIST is \(describe(row.2)), not a property list")
+            default: issue("Z_METADATA", "Z_PLIST is \(row.2.described), not a property list")
             }
         } catch {
             issue("Z_METADATA", "cannot be read: \(error.message)")
@@ -507,7 +498,7 @@ extension AppleSQLiteInspection {
                             stored, as: attribute.type, externalStorage: attribute.externalStorage,
                             externalData: { name in FileManager.default.contents(atPath: externalFolder + "/" + name) })
                         if decoded == nil {
-                            issue("\(location) \(attribute.column)", "holds \(describe(stored)), which is not a valid \(attribute.type.xcodeName) for '\(entity.name).\(attribute.name)'")
+                            issue("\(location) \(attribute.column)", "holds \(stored.described), which is not a valid \(attribute.type.xcodeName) for '\(entity.name).\(attribute.name)'")
                         }
                     }
                     for toOne in entity.toOnes {
@@ -515,7 +506,7 @@ extension AppleSQLiteInspection {
                         let stored = row[index]
                         guard case .integer(let target) = stored else {
                             if stored != .null {
-                                issue("\(location) \(toOne.column)", "holds \(describe(stored)), not the primary key the to-one relationship '\(entity.name).\(toOne.name)' needs")
+                                issue("\(location) \(toOne.column)", "holds \(stored.described), not the primary key the to-one relationship '\(entity.name).\(toOne.name)' needs")
                             }
                             continue
                         }
@@ -525,7 +516,7 @@ extension AppleSQLiteInspection {
                         }
                         let destination = entity.entity.relationshipsByName[toOne.name]?.destinationEntity
                         let targetEntity = schema.entitiesByNumber[targetNumber]?.entity
-                        if let destination, let targetEntity, !isKind(targetEntity, of: destination) {
+                        if let destination, let targetEntity, !targetEntity.isKindOf(entity: destination) {
                             issue("\(location) \(toOne.column)", "'\(entity.name).\(toOne.name)' refers to \(toOne.destination.table) Z_PK \(target), a '\(targetEntity.name ?? "")', which is no '\(destination.name ?? "")'")
                         }
                     }
@@ -545,7 +536,7 @@ extension AppleSQLiteInspection {
                         guard let number = Int64(column.dropFirst(2).prefix(while: \.isNumber)),
                               let table = schema.entitiesByNumber[number]?.hierarchy.table else { continue }
                         guard case .integer(let key) = row[index] else {
-                            issue("\(join.name) \(column)", "holds \(describe(row[index])), not a primary key")
+                            issue("\(join.name) \(column)", "holds \(row[index].described), not a primary key")
                             continue
                         }
                         if rowEntities[table]?[key] == nil {
@@ -557,14 +548,5 @@ extension AppleSQLiteInspection {
                 issue(join.name, "cannot be read: \(error.message)")
             }
         }
-    }
-
-    private static func isKind(_ entity: NSEntityDescription, of ancestor: NSEntityDescription) -> Bool {
-        var current: NSEntityDescription? = entity
-        while let candidate = current {
-            if candidate === ancestor || (candidate.name != nil && candidate.name == ancestor.name) { return true }
-            current = candidate.superentity
-        }
-        return false
     }
 }
