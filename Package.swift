@@ -21,9 +21,14 @@
 //   CoreDataXMLStore         the XML store engine: the in-memory row table, loaded from and saved
 //                            atomically to one file through CoreDataFileSystem
 //   CSQLite                  system library (apt: libsqlite3-dev)
+//   CoreDataSQL              the SQL stores' shared layout (one table per entity hierarchy, Apple's
+//                            naming) and fetch-to-SQL translation, in an SQL dialect; no I/O
 //   CoreDataSQLiteStore      Apple's SQLite store layout (Formats/apple-sqlite-store.md) on libsqlite3:
-//                            the model-to-table mapping (no I/O), the C API wrapper, the engine
+//                            the C API wrapper, value coding, the engine
 //   CoreData                 the public face: Apple's names, re-exports the layers below
+//   CoreDataPostgreSQLStore  the PostgreSQL store engine (Formats/postgresql-store.md) on postgres-nio
+//   CoreDataPostgreSQL       the product a server app adds: NSPostgreSQLStoreType's engine, registered
+//                            with CoreData; apps that do not add it never build postgres-nio
 //   coredata                 the file-inspection CLI
 //   coredata-demo            the README's demo
 //
@@ -44,6 +49,8 @@ let package = Package(
         // The engine under the store protocol, for tools and benchmarks that drive it directly.
         .library(name: "CoreDataBinaryStore", targets: ["CoreDataBinaryStore", "CoreDataStorage"]),
         .library(name: "CoreDataXMLStore", targets: ["CoreDataXMLStore", "CoreDataStorage"]),
+        // The PostgreSQL store (issue 17): `import CoreDataPostgreSQL` beside `import CoreData`.
+        .library(name: "CoreDataPostgreSQL", targets: ["CoreDataPostgreSQL"]),
         .executable(name: "coredata", targets: ["coredata"]),
         .executable(name: "coredata-demo", targets: ["coredata-demo"]),
     ],
@@ -51,6 +58,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -112,8 +122,25 @@ let package = Package(
             dependencies: ["CoreDataXMLFormat", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel"]
         ),
         .target(
+            name: "CoreDataSQL",
+            dependencies: ["CoreDataStorage", "CoreDataModel", "CoreDataPredicate"]
+        ),
+        .target(
             name: "CoreDataSQLiteStore",
-            dependencies: ["CSQLite", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate"]
+            dependencies: ["CSQLite", "CoreDataSQL", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate"]
+        ),
+        .target(
+            name: "CoreDataPostgreSQLStore",
+            dependencies: [
+                "CoreDataSQL", "CoreDataStorage", "CoreDataModel", "CoreDataPredicate",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(
+            name: "CoreDataPostgreSQL",
+            dependencies: ["CoreData", "CoreDataPostgreSQLStore", "CoreDataStorage"]
         ),
         .target(
             name: "CoreData",
@@ -149,7 +176,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataSQLiteStore", "CoreDataTestSupport"]
+            dependencies: [
+                "CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataSQLiteStore", "CoreDataTestSupport",
+                "CoreDataPostgreSQL",
+            ]
         ),
         .testTarget(
             name: "CoreDataPageCodecTests",

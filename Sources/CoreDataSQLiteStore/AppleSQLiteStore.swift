@@ -1,5 +1,6 @@
 import CoreDataModel
 import CoreDataPredicate
+import CoreDataSQL
 import CoreDataStorage
 import Foundation
 
@@ -172,13 +173,20 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
 
     // MARK: Creating (§3, §4, §6)
 
+    /// Apple's key, metadata and model cache tables (§3).
+    private static let keyAndMetadataTables = [
+        "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
+        "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
+        "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)",
+    ]
+
     private static func create(_ connection: SQLiteConnection, model: NSManagedObjectModel, metadata: StoreMetadata) throws {
         let schema = try AppleSQLiteSchema(model: model, records: [])
         // WAL is Apple's journal mode for new stores; it must be set outside a transaction.
         _ = try connection.pragma("journal_mode=WAL")
         try connection.execute("BEGIN IMMEDIATE")
         do {
-            for statement in schema.creationStatements() { try connection.execute(statement) }
+            for statement in keyAndMetadataTables + schema.tableStatements() { try connection.execute(statement) }
             for record in schema.records {
                 try connection.run(
                     "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
@@ -742,7 +750,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
     /// Whether SQL alone decides `predicate` on `entity`'s rows, with no re-check (§10).
     package func translatesExactly(_ predicate: CoreDataPredicate.NSPredicate, for entity: NSEntityDescription) -> Bool {
         guard let described = entity.name.flatMap({ schema.entities[$0] }) else { return false }
-        return AppleSQLiteFetchTranslator(schema: schema).condition(predicate, entity: described).isExact
+        return SQLFetchTranslator(schema: schema).condition(predicate, entity: described).isExact
     }
 
     /// The rows SQL selects for the request's predicate, or `nil` when the translation says
@@ -750,14 +758,14 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
     private func candidates(for request: StoreFetchRequest, in table: RowTable) throws(StoreError) -> (rows: [StoreRow], exact: Bool)? {
         guard options.translatesFetchesToSQL, let predicate = request.predicate,
               let entity = request.entity.name.flatMap({ schema.entities[$0] }) else { return nil }
-        let condition = AppleSQLiteFetchTranslator(schema: schema).condition(predicate, entity: entity)
-        guard condition.sql != "1" else { return nil }
+        let condition = SQLFetchTranslator(schema: schema).condition(predicate, entity: entity)
+        guard !condition.selectsAll else { return nil }
         let numbers = request.entityNames.compactMap { schema.entities[$0]?.number }
         guard !numbers.isEmpty else { return ([], true) }
         let sql = "SELECT Z_PK, Z_ENT FROM \(entity.hierarchy.table) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", "))) AND \(condition.sql)"
         var rows: [StoreRow] = []
         do {
-            try connection.query(sql, condition.values) { (row) throws(SQLiteError) in
+            try connection.query(sql, condition.values.map(SQLiteValue.init)) { (row) throws(SQLiteError) in
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1],
                       let name = schema.entitiesByNumber[number]?.name,
                       let found = table.rows[StoreObjectID(entityName: name, primaryKey: key)] else { return }

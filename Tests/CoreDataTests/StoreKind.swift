@@ -14,6 +14,7 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
     case incremental
     case atomic
     case appleSQLite
+    case postgreSQL
 
     var type: String {
         switch self {
@@ -23,6 +24,7 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
         case .incremental: return DictionaryIncrementalStore.storeType
         case .atomic: return JSONAtomicStore.storeType
         case .appleSQLite: return NSAppleSQLiteStoreType
+        case .postgreSQL: return NSPostgreSQLStoreType
         }
     }
 
@@ -59,7 +61,15 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
         let description = NSPersistentStoreDescription()
         description.type = type
         for (key, value) in options { description.setOption(value, forKey: key) }
-        description.url = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString).store")
+        if self == .postgreSQL {
+            // A schema of its own per container, in the test server's database.
+            guard let url = PostgreSQLTestStores.freshURL() else {
+                throw ScenarioStopped(description: "no PostgreSQL server for the tests: \(PostgreSQLTestStores.unavailableReason)")
+            }
+            description.url = url
+        } else {
+            description.url = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString).store")
+        }
         container.persistentStoreDescriptions = [description]
         var loadError: Error?
         container.loadPersistentStores { _, error in loadError = error }
@@ -122,4 +132,15 @@ extension NSManagedObjectContext {
 
 func names(_ objects: [NSManagedObject], _ key: String = "name") -> [String] {
     objects.map { ($0.value(forKey: key) as? String) ?? "nil" }
+}
+
+/// The test server's URL (`COREDATA_POSTGRES_URL`, set by `.ci/test.sh`) with a new schema.
+enum PostgreSQLTestStores {
+    static var unavailableReason: String { "COREDATA_POSTGRES_URL is not set (.ci/postgres.sh start prints a server's URL)" }
+
+    static func freshURL() -> URL? {
+        guard let base = ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"], !base.isEmpty else { return nil }
+        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=\(schema)")
+    }
 }

@@ -20,6 +20,7 @@ extension NSPersistentStoreCoordinator {
     /// Threading: safe from any thread. Complexity: a binary store reads its header pages and
     /// replays its log; an XML store parses the whole file.
     public class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        if let provider = StoreTypeRegistry.provider(for: storeType) { return try provider.metadata(url, options ?? [:]) }
         let fileSystem = PrivateStoreOption.fileSystem(options)
         guard fileSystem.fileExists(url.path) else {
             throw coreDataError(NSFileReadNoSuchFileError, "no store file at \(url.path)", [NSFilePathErrorKey: url.path])
@@ -56,6 +57,11 @@ extension NSPersistentStoreCoordinator {
     ///
     /// - Throws: as ``metadataForPersistentStore(ofType:at:options:)``, and the store's write errors.
     public class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreOfType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws {
+        if StoreTypeRegistry.provider(for: storeType) != nil {
+            throw coreDataError(
+                NSPersistentStoreInvalidTypeError,
+                "a \(storeType) store's metadata is set through a coordinator that added it (setMetadata(_:for:), then save)")
+        }
         let fileSystem = PrivateStoreOption.fileSystem(options)
         guard fileSystem.fileExists(url.path) else {
             throw coreDataError(NSFileReadNoSuchFileError, "no store file at \(url.path)", [NSFilePathErrorKey: url.path])

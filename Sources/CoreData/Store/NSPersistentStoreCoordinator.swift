@@ -64,6 +64,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?, options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStore {
         guard let registration = StoreTypeRegistry.registration(for: storeType) else {
+            if let product = StoreTypeRegistry.providingProducts[storeType] {
+                throw coreDataError(
+                    NSPersistentStoreInvalidTypeError,
+                    "the store type '\(storeType)' is in the \(product) product: add it to the app's dependencies and import \(product)")
+            }
             throw coreDataError(
                 NSPersistentStoreInvalidTypeError,
                 "unknown store type '\(storeType)': registered types are \(StoreTypeRegistry.registeredTypes.joined(separator: ", "))")
@@ -261,6 +266,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             if let timeout = StoreTypeRegistry.lockTimeout(options) { settings.lockTimeout = timeout }
             try mapStoreError { () throws(StoreError) in try XMLStore.destroy(path: url.path, options: settings) }
         default:
+            if let provider = StoreTypeRegistry.provider(for: storeType) {
+                try provider.destroy(url, options)
+                return
+            }
             // A user's store type: its file and what SQLite-like stores keep beside it.
             for path in [url.path, url.path + "-wal", url.path + "-shm"] where FileManager.default.fileExists(atPath: path) {
                 try FileManager.default.removeItem(atPath: path)

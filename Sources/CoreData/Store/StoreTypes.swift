@@ -104,6 +104,8 @@ enum StoreTypeRegistry {
         NSAppleSQLiteStoreType: .engine(openAppleSQLiteStore),
         NSXMLStoreType: .engine(openXMLStore),
     ]
+    /// Engines of other modules, by type, for what the coordinator asks beside opening.
+    nonisolated(unsafe) private static var providers: [String: StoreEngineProvider] = [:]
 
     /// Whether `NSSQLiteStoreType` at `url` means Apple's layout: the file is there and is an
     /// SQLite database (`Formats/apple-sqlite-store.md` §2).
@@ -189,9 +191,25 @@ enum StoreTypeRegistry {
     }
 
     static func registration(for type: String) -> StoreTypeRegistration? {
+        if let found = lock.withLock({ registrations[type] }) { return found }
+        // A store type whose engine is in another module registers itself when that module is
+        // linked (`StoreEngineRegistering`).
+        guard providingClasses[type] != nil else { return nil }
+        discover(type)
+        return lock.withLock { registrations[type] }
+    }
+
+    /// Registers an engine another module provides.
+    static func register(_ type: String, provider: StoreEngineProvider) {
         lock.lock()
         defer { lock.unlock() }
-        return registrations[type]
+        registrations[type] = .engine(provider.open)
+        providers[type] = provider
+    }
+
+    /// The provider registered for `type`, without discovery.
+    static func registeredProvider(_ type: String) -> StoreEngineProvider? {
+        lock.withLock { providers[type] }
     }
 
     /// Registers an engine factory for a type name (tests and built-in types).

@@ -1,4 +1,5 @@
 import CoreDataModel
+import CoreDataSQL
 import CoreDataStorage
 import Foundation
 

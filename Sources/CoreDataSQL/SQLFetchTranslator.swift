@@ -10,11 +10,14 @@ private typealias NSCompoundPredicate = CoreDataPredicate.NSCompoundPredicate
 private typealias NSExpression = CoreDataPredicate.NSExpression
 
 /// Translates a fetch's predicate into an SQL condition over Apple's SQLite layout
-/// (`Formats/apple-sqlite-store.md` §10). No I/O.
+/// (`Formats/apple-sqlite-store.md` §10), in the schema's ``SQLDialect`` (the PostgreSQL store's
+/// tables have the same layout, `Formats/postgresql-store.md` §7). No I/O.
+///
+/// Parameters are written `?`, bound in order; a store whose database numbers them renumbers.
 ///
 /// The condition is a *superset*: every row the predicate matches satisfies it. Where a part of
 /// the predicate cannot be said in SQL with exactly the reference evaluator's meaning (string
-/// options `[cd]`, `LIKE`, `MATCHES`, functions, aggregates, `ALL`, …), that part becomes `1` and
+/// options `[cd]`, `LIKE`, `MATCHES`, functions, aggregates, `ALL`, …), that part becomes true and
 /// the condition is marked inexact; the store then runs the reference evaluator over the rows SQL
 /// returned. Each comparison is written to give 0 or 1, never SQL's NULL, so `NOT` and `OR` keep
 /// the predicate's two-valued logic (`name != 'x'` matches a row whose name is nil).
@@ -25,56 +28,67 @@ private typealias NSExpression = CoreDataPredicate.NSExpression
 /// `== nil` / `!= nil`, a to-one relationship compared with an object or nil, key paths through
 /// to-one relationships (as sub-selects), `ANY` through to-many relationships (through the
 /// inverse's column or the join table), `AND`, `OR`, `NOT`, `TRUEPREDICATE`, `FALSEPREDICATE`.
-struct AppleSQLiteFetchTranslator {
+package struct SQLFetchTranslator {
     /// An SQL boolean expression and the values of its `?` parameters, in order.
-    struct Condition {
-        var sql: String
-        var values: [SQLiteValue]
+    package struct Condition {
+        package var sql: String
+        package var values: [SQLParameter]
         /// Whether the condition matches exactly the predicate's rows (no re-check needed).
-        var isExact: Bool
+        package var isExact: Bool
+        /// Whether the condition selects every row (nothing of the predicate was said in SQL).
+        package var selectsAll = false
 
-        static let all = Condition(sql: "1", values: [], isExact: true)
-        static let none = Condition(sql: "0", values: [], isExact: true)
-        /// An untranslatable part: matches everything, so the whole stays a superset.
-        static let superset = Condition(sql: "1", values: [], isExact: false)
+        package init(sql: String, values: [SQLParameter], isExact: Bool, selectsAll: Bool = false) {
+            self.sql = sql
+            self.values = values
+            self.isExact = isExact
+            self.selectsAll = selectsAll
+        }
     }
 
-    let schema: AppleSQLiteSchema
+    package let schema: SQLSchema
+    private var dialect: SQLDialect { schema.dialect }
+    private var all: Condition { Condition(sql: dialect.trueSQL, values: [], isExact: true, selectsAll: true) }
+    private var none: Condition { Condition(sql: dialect.falseSQL, values: [], isExact: true) }
+    /// An untranslatable part: matches everything, so the whole stays a superset.
+    private var superset: Condition { Condition(sql: dialect.trueSQL, values: [], isExact: false, selectsAll: true) }
+
+    package init(schema: SQLSchema) { self.schema = schema }
     /// Sub-selects nest at most this deep; deeper key paths are left to the evaluator.
     static let maximumDepth = 8
 
     /// The condition on rows of `entity`'s table that `predicate` implies.
-    func condition(_ predicate: CoreDataPredicate.NSPredicate, entity: AppleSQLiteSchema.Entity, depth: Int = 0) -> Condition {
-        if let truth = predicate.constantTruth { return truth ? .all : .none }
+    package func condition(_ predicate: CoreDataPredicate.NSPredicate, entity: SQLSchema.Entity, depth: Int = 0) -> Condition {
+        if let truth = predicate.constantTruth { return truth ? all : none }
         if let compound = predicate as? NSCompoundPredicate {
             let parts = compound.subpredicates.map { condition($0, entity: entity, depth: depth) }
             switch compound.compoundPredicateType {
             case .and:
-                let kept = parts.filter { $0.sql != "1" }
-                if kept.isEmpty { return Condition(sql: "1", values: [], isExact: parts.allSatisfy(\.isExact)) }
+                let kept = parts.filter { !$0.selectsAll }
+                if kept.isEmpty { return Condition(sql: dialect.trueSQL, values: [], isExact: parts.allSatisfy(\.isExact), selectsAll: true) }
                 return Condition(
                     sql: "(" + kept.map(\.sql).joined(separator: " AND ") + ")", values: kept.flatMap(\.values),
                     isExact: parts.allSatisfy(\.isExact))
             case .or:
                 // One inexact branch may match any row: only the whole can stand for it.
-                guard parts.allSatisfy(\.isExact) else { return .superset }
-                if parts.isEmpty { return .none }
+                guard parts.allSatisfy(\.isExact) else { return superset }
+                if parts.isEmpty { return none }
                 return Condition(sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", values: parts.flatMap(\.values), isExact: true)
             case .not:
-                guard let part = parts.first, parts.count == 1, part.isExact else { return .superset }
+                guard let part = parts.first, parts.count == 1, part.isExact else { return superset }
                 return Condition(sql: "(NOT \(part.sql))", values: part.values, isExact: true)
             @unknown default:
-                return .superset
+                return superset
             }
         }
-        guard let comparison = predicate as? NSComparisonPredicate else { return .superset }
+        guard let comparison = predicate as? NSComparisonPredicate else { return superset }
         return self.comparison(comparison, entity: entity, depth: depth)
     }
 
-    private func comparison(_ predicate: NSComparisonPredicate, entity: AppleSQLiteSchema.Entity, depth: Int) -> Condition {
-        guard depth < Self.maximumDepth else { return .superset }
+    private func comparison(_ predicate: NSComparisonPredicate, entity: SQLSchema.Entity, depth: Int) -> Condition {
+        guard depth < Self.maximumDepth else { return superset }
         // ALL over a nil or empty collection holds in the evaluator: only a re-check can say it.
-        guard predicate.comparisonPredicateModifier != .all else { return .superset }
+        guard predicate.comparisonPredicateModifier != .all else { return superset }
         var left = predicate.leftExpression
         var right = predicate.rightExpression
         var type = predicate.predicateOperatorType
@@ -83,20 +97,20 @@ struct AppleSQLiteFetchTranslator {
             swap(&left, &right)
             type = flipped
         }
-        guard left.expressionType == .keyPath, left.operand.expressionType == .evaluatedObject else { return .superset }
+        guard left.expressionType == .keyPath, left.operand.expressionType == .evaluatedObject else { return superset }
         let constant: Any?
         switch right.expressionType {
         case .constantValue:
             constant = right.constantValue
         case .aggregate:
             // `IN {'a', 'b'}`: an aggregate of constants is a constant collection.
-            guard let elements = right.collection as? [NSExpression], elements.allSatisfy({ $0.expressionType == .constantValue }) else { return .superset }
+            guard let elements = right.collection as? [NSExpression], elements.allSatisfy({ $0.expressionType == .constantValue }) else { return superset }
             constant = elements.map(\.constantValue) as [Any?]
         default:
-            return .superset
+            return superset
         }
         let components = left.keyPath.split(separator: ".").map(String.init)
-        guard !components.isEmpty, !components.contains(where: { $0.hasPrefix("@") }) else { return .superset }
+        guard !components.isEmpty, !components.contains(where: { $0.hasPrefix("@") }) else { return superset }
         let options = predicate.options
         // Through a nil to-one relationship the key path reads nil: whether the comparison holds
         // for nil decides what such rows (and dangling keys) get.
@@ -110,47 +124,47 @@ struct AppleSQLiteFetchTranslator {
     /// Walks a key path: a to-one relationship becomes `column IN (SELECT Z_PK FROM …)`, a
     /// to-many one (under `ANY`) `Z_PK IN (SELECT <inverse column> FROM …)`.
     private func path(
-        _ components: ArraySlice<String>, entity: AppleSQLiteSchema.Entity, depth: Int, anyAllowed: Bool, sawToMany: Bool, matchesNil: Bool,
-        leaf: (String, AppleSQLiteSchema.Entity) -> Condition
+        _ components: ArraySlice<String>, entity: SQLSchema.Entity, depth: Int, anyAllowed: Bool, sawToMany: Bool, matchesNil: Bool,
+        leaf: (String, SQLSchema.Entity) -> Condition
     ) -> Condition {
-        guard let first = components.first else { return .superset }
+        guard let first = components.first else { return superset }
         if components.count == 1 {
             // ANY over a single value (no to-many on the way) matches nothing when it is nil: a
             // meaning SQL's comparisons do not have.
-            if anyAllowed && !sawToMany { return .superset }
+            if anyAllowed && !sawToMany { return superset }
             return leaf(first, entity)
         }
         let rest = components.dropFirst()
         if let toOne = entity.toOnes.first(where: { $0.name == first }),
            let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] }) {
             let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: sawToMany, matchesNil: matchesNil, leaf: leaf)
-            guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
-            var sql = "coalesce(\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql)), 0)"
+            guard !inner.selectsAll else { return superset }
+            var sql = "coalesce(\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql)), \(dialect.falseSQL))"
             if matchesNil {
                 // No destination (or a key naming no row, which reads as none) reads nil.
-                sql = "(\(sql) OR coalesce(\(toOne.column) IS NULL OR \(toOne.column) NOT IN (SELECT Z_PK FROM \(toOne.destination.table)), 0))"
+                sql = "(\(sql) OR coalesce(\(toOne.column) IS NULL OR \(toOne.column) NOT IN (SELECT Z_PK FROM \(toOne.destination.table)), \(dialect.falseSQL)))"
             }
             return Condition(sql: sql, values: inner.values, isExact: inner.isExact)
         }
         guard anyAllowed, let toMany = entity.toManys.first(where: { $0.name == first }),
               let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] })
-        else { return .superset }
+        else { return superset }
         let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: true, matchesNil: matchesNil, leaf: leaf)
-        guard inner.sql != "1" else { return Condition(sql: "1", values: [], isExact: false) }
+        guard !inner.selectsAll else { return superset }
         switch toMany.storage {
         case .inverseColumn(let table, let column, _):
             return Condition(
-                sql: "coalesce(Z_PK IN (SELECT \(column) FROM \(table) WHERE \(inner.sql)), 0)", values: inner.values, isExact: inner.isExact)
+                sql: "coalesce(Z_PK IN (SELECT \(column) FROM \(table) WHERE \(inner.sql)), \(dialect.falseSQL))", values: inner.values, isExact: inner.isExact)
         case .joinTable(let join, let ownColumn, let otherColumn, _):
             return Condition(
-                sql: "coalesce(Z_PK IN (SELECT \(ownColumn) FROM \(join.name) WHERE \(otherColumn) IN (SELECT Z_PK FROM \(destination.hierarchy.table) WHERE \(inner.sql))), 0)",
+                sql: "coalesce(Z_PK IN (SELECT \(ownColumn) FROM \(join.name) WHERE \(otherColumn) IN (SELECT Z_PK FROM \(destination.hierarchy.table) WHERE \(inner.sql))), \(dialect.falseSQL))",
                 values: inner.values, isExact: inner.isExact)
         }
     }
 
     /// One property of `entity` compared with a constant.
     private func leaf(
-        _ name: String, in entity: AppleSQLiteSchema.Entity, type: NSComparisonPredicate.Operator,
+        _ name: String, in entity: SQLSchema.Entity, type: NSComparisonPredicate.Operator,
         options: NSComparisonPredicate.Options, constant: Any?
     ) -> Condition {
         if let toOne = entity.toOnes.first(where: { $0.name == name }) {
@@ -159,23 +173,23 @@ struct AppleSQLiteFetchTranslator {
             let existing = "\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table))"
             switch (type, constant) {
             case (.equalTo, nil), (.equalTo, is NSNull):
-                return Condition(sql: "coalesce(\(toOne.column) IS NULL OR NOT \(existing), 1)", values: [], isExact: true)
+                return Condition(sql: "coalesce(\(toOne.column) IS NULL OR NOT \(existing), \(dialect.trueSQL))", values: [], isExact: true)
             case (.notEqualTo, nil), (.notEqualTo, is NSNull):
-                return Condition(sql: "coalesce(\(toOne.column) IS NOT NULL AND \(existing), 0)", values: [], isExact: true)
+                return Condition(sql: "coalesce(\(toOne.column) IS NOT NULL AND \(existing), \(dialect.falseSQL))", values: [], isExact: true)
             case (.equalTo, let id as StoreObjectID):
                 // A key names one row of the destination's table; an object of another table
                 // never matches, which only the evaluator can say.
                 let sameTable = schema.entities[id.entityName]?.hierarchy === toOne.destination
-                return Condition(sql: "coalesce(\(toOne.column) = ? AND \(existing), 0)", values: [.integer(id.primaryKey)], isExact: sameTable)
+                return Condition(sql: "coalesce(\(toOne.column) = ? AND \(existing), \(dialect.falseSQL))", values: [.integer(id.primaryKey)], isExact: sameTable)
             default:
-                return .superset
+                return superset
             }
         }
-        guard let attribute = entity.attributes.first(where: { $0.name == name }) else { return .superset }
+        guard let attribute = entity.attributes.first(where: { $0.name == name }) else { return superset }
         // A boolean reads true for any nonzero integer the file holds (§5).
-        let column = attribute.type == .booleanAttributeType ? "(\(attribute.column) != 0)" : attribute.column
+        let column = attribute.type == .booleanAttributeType ? dialect.booleanCondition(attribute.column) : attribute.column
         // [n] only promises normalized input; [c] and [d] fold in ways SQLite does not.
-        guard options.subtracting(.normalized).isEmpty else { return .superset }
+        guard options.subtracting(.normalized).isEmpty else { return superset }
         let orderable: Bool
         switch attribute.type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
@@ -186,54 +200,66 @@ struct AppleSQLiteFetchTranslator {
         default:
             // Decimals are stored as reals but held exactly in memory until a reload (§5); a
             // Float compares as a Float in memory, as a double in SQL; transformables are archives.
-            return .superset
+            return superset
         }
         let isNull = constant == nil || constant is NSNull
         switch type {
         case .equalTo:
             if isNull { return Condition(sql: "(\(column) IS NULL)", values: [], isExact: true) }
-            guard let value = Self.value(constant, for: attribute) else { return .superset }
-            return Condition(sql: "coalesce(\(column) = ?, 0)", values: [value], isExact: true)
+            guard let value = value(constant, for: attribute) else { return superset }
+            return Condition(sql: "coalesce(\(column) = ?, \(dialect.falseSQL))", values: [value], isExact: true)
         case .notEqualTo:
             if isNull { return Condition(sql: "(\(column) IS NOT NULL)", values: [], isExact: true) }
-            guard let value = Self.value(constant, for: attribute) else { return .superset }
+            guard let value = value(constant, for: attribute) else { return superset }
             return Condition(sql: "(\(column) IS NULL OR \(column) != ?)", values: [value], isExact: true)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
-            guard orderable, !isNull, let value = Self.value(constant, for: attribute) else { return .superset }
+            guard orderable, !isNull, let value = value(constant, for: attribute) else { return superset }
             let symbol = [NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">="][type] ?? "="
-            return Condition(sql: "coalesce(\(column) \(symbol) ?, 0)", values: [value], isExact: true)
+            return Condition(sql: "coalesce(\(column) \(symbol) ?, \(dialect.falseSQL))", values: [value], isExact: true)
         case .between:
             guard orderable, let bounds = Self.collection(constant), bounds.count == 2,
-                  let low = Self.value(bounds[0], for: attribute), let high = Self.value(bounds[1], for: attribute) else { return .superset }
-            return Condition(sql: "coalesce(\(column) BETWEEN ? AND ?, 0)", values: [low, high], isExact: true)
+                  let low = value(bounds[0], for: attribute), let high = value(bounds[1], for: attribute) else { return superset }
+            return Condition(sql: "coalesce(\(column) BETWEEN ? AND ?, \(dialect.falseSQL))", values: [low, high], isExact: true)
         case .in:
-            guard let items = Self.collection(constant) else { return .superset }
-            let values = items.compactMap { Self.value($0, for: attribute) }
-            guard values.count == items.count else { return .superset }
-            if values.isEmpty { return .none }
+            guard let items = Self.collection(constant) else { return superset }
+            let values = items.compactMap { value($0, for: attribute) }
+            guard values.count == items.count else { return superset }
+            if values.isEmpty { return none }
             return Condition(
-                sql: "coalesce(\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", "))), 0)", values: values, isExact: true)
+                sql: "coalesce(\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", "))), \(dialect.falseSQL))", values: values, isExact: true)
         case .beginsWith, .endsWith, .contains:
-            guard attribute.type == .stringAttributeType, let text = constant as? String else { return .superset }
+            guard attribute.type == .stringAttributeType, let text = constant as? String else { return superset }
             // Character positions, not LIKE: no wildcards, and case kept.
             // Every string begins, ends with and contains the empty string; nil does not.
             if text.isEmpty { return Condition(sql: "(\(column) IS NOT NULL)", values: [], isExact: true) }
             switch type {
             case .beginsWith:
-                return Condition(sql: "coalesce(substr(\(column), 1, length(?)) = ?, 0)", values: [.text(text), .text(text)], isExact: true)
+                return Condition(sql: "coalesce(\(dialect.beginsWith(column)), \(dialect.falseSQL))", values: [.text(text), .text(text)], isExact: true)
             case .endsWith:
-                return Condition(sql: "coalesce(substr(\(column), -length(?)) = ?, 0)", values: [.text(text), .text(text)], isExact: true)
+                return Condition(sql: "coalesce(\(dialect.endsWith(column)), \(dialect.falseSQL))", values: [.text(text), .text(text)], isExact: true)
             default:
-                return Condition(sql: "coalesce(instr(\(column), ?) > 0, 0)", values: [.text(text)], isExact: true)
+                return Condition(sql: "coalesce(\(dialect.contains(column)), \(dialect.falseSQL))", values: [.text(text)], isExact: true)
             }
         default:
-            return .superset
+            return superset
         }
     }
 
-    /// The SQLite value a predicate constant is compared as; its own Swift type decides, so
+    /// The SQL value a predicate constant is compared as; its own Swift type decides, so
     /// `age < 30.5` compares with the real 30.5, not a rounded integer.
-    private static func value(_ constant: Any?, for attribute: AppleSQLiteSchema.AttributeColumn) -> SQLiteValue? {
+    private func value(_ constant: Any?, for attribute: SQLSchema.AttributeColumn) -> SQLParameter? {
+        guard let value = Self.sqliteValue(constant, for: attribute) else { return nil }
+        guard dialect == .postgreSQL, attribute.type == .booleanAttributeType else { return value }
+        // PostgreSQL compares a boolean only with a boolean: 0 and 1 are false and true, any other
+        // number is the evaluator's to compare.
+        switch value {
+        case .integer(0): return .bool(false)
+        case .integer(1): return .bool(true)
+        default: return nil
+        }
+    }
+
+    private static func sqliteValue(_ constant: Any?, for attribute: SQLSchema.AttributeColumn) -> SQLParameter? {
         let numeric: Bool
         switch attribute.type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType, .doubleAttributeType:
@@ -257,8 +283,8 @@ struct AppleSQLiteFetchTranslator {
             if kind == "Q" || kind == "L" { return number.uint64Value <= UInt64(Int64.max) ? .integer(Int64(number.uint64Value)) : nil }
             return .integer(number.int64Value)
         case (let text as String, .stringAttributeType): return .text(text)
-        case (let date as Date, .dateAttributeType): return .real(date.timeIntervalSinceReferenceDate)
-        case (let uuid as UUID, .UUIDAttributeType): return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+        case (let date as Date, .dateAttributeType): return .date(date)
+        case (let uuid as UUID, .UUIDAttributeType): return .uuid(uuid)
         case (let url as URL, .URIAttributeType): return .text(url.absoluteString)
         case (let data as Data, .binaryDataAttributeType) where !attribute.externalStorage: return .blob(data)
         default: return nil
