@@ -178,7 +178,7 @@ let package = Package(
             name: "CoreDataTests",
             dependencies: [
                 "CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataSQLiteStore", "CoreDataTestSupport",
-                "CoreDataPostgreSQL",
+                "CoreDataPostgreSQL", "CoreDataPostgreSQLStore",
             ]
         ),
         .testTarget(

@@ -91,7 +91,7 @@ final class AppleSQLiteFetchTranslationTests: XCTestCase {
         return (translated, evaluated, model)
     }
 
-    private func arguments(for format: String) -> [Any] {
+    static func arguments(for format: String) -> [Any] {
         let middle = Date(timeIntervalSinceReferenceDate: 639_503_569.6386)
         if format.contains("BETWEEN") { return [[Date(timeIntervalSinceReferenceDate: 639_503_569.6383), middle]] }
         if format.contains("IN %@") { return [["Bret", "Alex", "Nobody"]] }
@@ -105,7 +105,7 @@ final class AppleSQLiteFetchTranslationTests: XCTestCase {
         for (entityName, table) in Self.tables {
             let entity = try XCTUnwrap(model.entitiesByName[entityName])
             for (format, expectExact) in table {
-                let predicate = NSPredicate(format: format, argumentArray: arguments(for: format))
+                let predicate = NSPredicate(format: format, argumentArray: Self.arguments(for: format))
                 for sorted in [false, true] {
                     var request = StoreFetchRequest(entity: entity, predicate: predicate)
                     if sorted {
@@ -139,7 +139,7 @@ final class AppleSQLiteFetchTranslationTests: XCTestCase {
         for (entityName, table) in Self.tables {
             let entity = try XCTUnwrap(model.entitiesByName[entityName])
             for (format, expectExact) in table {
-                let predicate = NSPredicate(format: format, argumentArray: arguments(for: format))
+                let predicate = NSPredicate(format: format, argumentArray: Self.arguments(for: format))
                 XCTAssertEqual(translated.translatesExactly(predicate, for: entity), expectExact, format)
             }
         }
