@@ -66,6 +66,9 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         self.database = database
         let opened: Opened
         do {
+            // A server that does not answer fails the open after the connect timeout, not after
+            // the pool's own retries.
+            try database.checkReachable()
             opened = try database.bridge.run { try await Self.open(database, model: model, metadata: metadata) }
         } catch {
             database.shutDown()
@@ -230,6 +233,9 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             return .io(detail: "PostgreSQL at \(configuration.redactedURL) failed (\(error.code))\(underlying)")
         }
         if error is CancellationError { return .closed }
+        if let error = error as? BridgeTimeout {
+            return .io(detail: "PostgreSQL at \(configuration.redactedURL) could not be reached: \(error.description)")
+        }
         if let error = error as? SQLSchemaError { return .io(detail: "PostgreSQL at \(configuration.redactedURL): \(error.description)") }
         return .io(detail: "PostgreSQL at \(configuration.redactedURL): \(error)")
     }
@@ -504,15 +510,24 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             if deleted == 0 { stale.append((id, expected)); continue }
             try await deleteJoinRows(of: id, entity: entity, in: transaction)
         }
+        var conflicts: [StoreConstraintConflict] = []
         for row in changes.updated {
             guard let entity = schema.entities[row.objectID.entityName] else { continue }
+            let found = try await constraintConflicts(of: row, in: transaction)
+            if !found.isEmpty { conflicts += found; continue }
             var all = PostgresBindings()
             all.append(row.objectID.primaryKey)
             all.append(entity.number)
             all.append(row.version)
             let assignments = try columnValues(of: row, entity: entity, into: &all)
             let set = (["Z_OPT = Z_OPT + 1"] + assignments.enumerated().map { "\($0.element) = $\($0.offset + 4)" }).joined(separator: ", ")
-            let updated = try await transaction.run("UPDATE \(entity.hierarchy.table) SET \(set) WHERE Z_PK = $1 AND Z_ENT = $2 AND Z_OPT = $3", all)
+            let updated: Int
+            do {
+                updated = try await transaction.run("UPDATE \(entity.hierarchy.table) SET \(set) WHERE Z_PK = $1 AND Z_ENT = $2 AND Z_OPT = $3", all)
+            } catch where Self.sqlState(error) == Self.uniqueViolation {
+                // Another server's save took the values between the check and the write.
+                throw constraintConflict(error, row.objectID)
+            }
             if updated == 0 { stale.append((row.objectID, row.version)); continue }
             versions[row.objectID] = row.version + 1
         }
@@ -521,8 +536,6 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             let byID = Dictionary(stored.map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
             throw StoreError.optimisticLockingFailure(stale.map { StoreVersionConflict(objectID: $0.0, expectedVersion: $0.1, storedRow: byID[$0.0]) })
         }
-        var conflicts: [StoreConstraintConflict] = []
-        for row in changes.updated { conflicts += try await constraintConflicts(of: row, in: transaction) }
         var largestKeys: [Int64: Int64] = [:]
         for row in changes.inserted {
             guard let entity = schema.entities[row.objectID.entityName] else {
@@ -539,8 +552,9 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             let parameters = (1...(3 + columns.count)).map { "$\($0)" }.joined(separator: ", ")
             do {
                 try await transaction.run("INSERT INTO \(entity.hierarchy.table) (\(names)) VALUES (\(parameters))", all)
-            } catch where Self.sqlState(error) == Self.uniqueViolation && (error as? PSQLError)?.serverInfo?[.constraintName]?.hasSuffix("_pkey") == true {
-                throw StoreError.duplicateObjectID(row.objectID)
+            } catch where Self.sqlState(error) == Self.uniqueViolation {
+                if (error as? PSQLError)?.serverInfo?[.constraintName]?.hasSuffix("_pkey") == true { throw StoreError.duplicateObjectID(row.objectID) }
+                throw constraintConflict(error, row.objectID)
             }
             versions[row.objectID] = 1
             let root = entity.hierarchy.rootNumber
@@ -671,6 +685,15 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         return conflicts
     }
 
+    /// The constraint conflict a unique index's refusal stands for: the index names the
+    /// constraint; the other object is not known, only this one.
+    private func constraintConflict(_ error: any Error, _ objectID: StoreObjectID) -> StoreError {
+        let index = (error as? PSQLError)?.serverInfo?[.constraintName] ?? ""
+        let constraint = uniqueIndexes[index]
+        return .constraintConflict([StoreConstraintConflict(
+            entityName: constraint?.entity ?? objectID.entityName, constraint: constraint?.names ?? [], objectIDs: [objectID])])
+    }
+
     /// Every reference the saved rows hold names a row (§8).
     private func checkReferences(_ changes: StoreChangeSet, in transaction: PostgreSQLTransaction) async throws {
         var wanted: [String: Set<Int64>] = [:]
@@ -751,7 +774,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                         let index = (error as? PSQLError)?.serverInfo?[.constraintName] ?? ""
                         let constraint = self.uniqueIndexes[index]
                         throw StoreError.constraintConflict([StoreConstraintConflict(
-                            entityName: constraint?.entity ?? entityName, constraint: constraint?.names ?? [], objectIDs: group)])
+                            entityName: constraint?.entity ?? entityName, constraint: constraint?.names ?? [], objectIDs: group.sorted())])
                     }
                 }
                 return ids
@@ -794,6 +817,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         do { database = try PostgreSQLDatabase(configuration: configuration) } catch { throw .io(detail: error.description) }
         defer { database.shutDown() }
         do {
+            try database.checkReachable()
             try database.bridge.run { _ = try await database.query("DROP SCHEMA IF EXISTS \(configuration.schema) CASCADE") }
         } catch {
             throw storeError(error, configuration)
@@ -806,6 +830,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         do { database = try PostgreSQLDatabase(configuration: configuration) } catch { throw .io(detail: error.description) }
         defer { database.shutDown() }
         do {
+            try database.checkReachable()
             return try database.bridge.run {
                 try await database.transaction { transaction in
                     var name = PostgresBindings()

@@ -36,6 +36,24 @@ final class BlockingBridge: TaskExecutor, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` as ``run(_:)`` does, giving up after `timeout` seconds with
+    /// ``BridgeTimeout``: the pool waits for a server that does not answer as long as its own
+    /// retries last, which is far too long for opening a store.
+    func run<T: Sendable>(timeout: Double, _ body: @escaping @Sendable () async throws -> T) throws -> T {
+        try run {
+            try await withThrowingTaskGroup(of: T.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1_000_000_000))
+                    throw BridgeTimeout(seconds: timeout)
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw CancellationError() }
+                return first
+            }
+        }
+    }
+
     /// Starts `body` on this executor without waiting (the client's run loop, listeners).
     @discardableResult
     func start(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
@@ -47,4 +65,10 @@ final class BlockingBridge: TaskExecutor, @unchecked Sendable {
 /// waiter after the signal, so the semaphore orders the two accesses.
 private final class ResultBox<T>: @unchecked Sendable {
     var result: Result<T, any Error>?
+}
+
+/// A bridged call that did not finish in time.
+struct BridgeTimeout: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "no answer within \(seconds) s" }
 }

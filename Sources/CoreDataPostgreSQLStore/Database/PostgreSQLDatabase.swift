@@ -45,6 +45,12 @@ final class PostgreSQLDatabase: @unchecked Sendable {
         runTask = bridge.start { await client.run() }
     }
 
+    /// Waits for the server to answer, at most the connect timeout (and a second): the pool
+    /// itself keeps retrying a server that does not answer for a minute.
+    func checkReachable() throws {
+        try bridge.run(timeout: configuration.connectTimeout + 1) { _ = try await self.query("SELECT 1") }
+    }
+
     /// Stops the pool; later statements fail.
     func shutDown() {
         runTask.cancel()

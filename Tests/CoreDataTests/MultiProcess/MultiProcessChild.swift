@@ -21,6 +21,7 @@ final class MultiProcessChild: XCTestCase {
             case "container": try container(path)
             case "extension": try appExtension(path)
             case "compactor": try compactor(path)
+            case "postgres": try postgresServer(path)
             default: XCTFail("no role \(role)")
             }
         } catch {
@@ -194,6 +195,28 @@ final class MultiProcessChild: XCTestCase {
             try context.save()
             report("ACK child item \(index)")
         }
+        report("DONE")
+    }
+
+    /// Another app server on the PostgreSQL store at `url`: changes the object
+    /// `COREDATA_CHILD_OBJECT` (its name to `COREDATA_CHILD_NAME`, its rating to 3) and saves (``PostgreSQLMultiProcessTests``).
+    private func postgresServer(_ url: String) throws {
+        let storeURL = try XCTUnwrap(URL(string: url))
+        let container = NSPersistentContainer(name: "Child", managedObjectModel: StoreKind.sharedModel)
+        let description = NSPersistentStoreDescription(url: storeURL)
+        description.type = NSPostgreSQLStoreType
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+        let objectURL = try XCTUnwrap(environment["COREDATA_CHILD_OBJECT"].flatMap(URL.init(string:)))
+        let context = container.viewContext
+        let id = try XCTUnwrap(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: objectURL))
+        let author = try context.existingObject(with: id)
+        author.setValue(environment["COREDATA_CHILD_NAME"] ?? "child", forKey: "name")
+        author.setValue(Int16(3), forKey: "rating")
+        try context.save()
+        report("ACK rating 3")
         report("DONE")
     }
 }
