@@ -42,12 +42,34 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     private let model: NSManagedObjectModel
     private let schema: SQLSchema
     private let readers: [String: PostgreSQLRowReader]
-    private let database: PostgreSQLDatabase
+    let database: PostgreSQLDatabase
     /// Unique index name → the constraint it enforces (§4).
     private let uniqueIndexes: [String: (entity: String, names: [String])]
     private let lock = NSLock()
     private var cachedMetadata: StoreMetadata
     private var isClosed = false
+    /// The task listening for other servers' saves, while changes are observed.
+    private var listener: Task<Void, Never>?
+
+    /// The `NOTIFY` channel of the store's saves (§9): one per schema.
+    var notificationChannel: String { "coredata_" + configuration.schema.lowercased() }
+
+    /// Replaces the listening task; returns the one it replaced.
+    @discardableResult
+    func setListener(_ task: Task<Void, Never>?) -> Task<Void, Never>? {
+        lock.withLock {
+            let old = listener
+            listener = task
+            return old
+        }
+    }
+
+    /// Tells listening servers that a save committed: delivered when the transaction commits.
+    private func notifyChange(_ transaction: PostgreSQLTransaction) async throws {
+        var binds = PostgresBindings()
+        binds.append(notificationChannel)
+        try await transaction.query("SELECT pg_notify($1, 'save')", binds)
+    }
 
     /// Opens the store, creating its schema, tables and metadata at first open.
     ///
@@ -572,6 +594,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             binds.append(root)
             try await transaction.run("UPDATE Z_PRIMARYKEY SET Z_MAX = GREATEST(Z_MAX, $1) WHERE Z_ENT = $2", binds)
         }
+        try await notifyChange(transaction)
         return versions
     }
 
@@ -747,6 +770,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                         try await transaction.run("DELETE FROM \(join.name) WHERE \(ownColumn) = ANY($1)", binds)
                     }
                 }
+                if !ids.isEmpty { try await self.notifyChange(transaction) }
                 return ids
             }
         }
@@ -777,6 +801,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                             entityName: constraint?.entity ?? entityName, constraint: constraint?.names ?? [], objectIDs: group.sorted())])
                     }
                 }
+                if !ids.isEmpty { try await self.notifyChange(transaction) }
                 return ids
             }
         }
@@ -806,7 +831,10 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             defer { isClosed = true }
             return isClosed
         }
-        if !wasClosed { database.shutDown() }
+        if !wasClosed {
+            setListener(nil)?.cancel()
+            database.shutDown()
+        }
     }
 
     /// Drops the store's schema and everything in it.

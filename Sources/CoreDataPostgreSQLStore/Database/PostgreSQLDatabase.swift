@@ -51,6 +51,32 @@ final class PostgreSQLDatabase: @unchecked Sendable {
         try bridge.run(timeout: configuration.connectTimeout + 1) { _ = try await self.query("SELECT 1") }
     }
 
+    /// Listens on `channel` on one pooled connection until the task is cancelled, calling
+    /// `onChange` for each notification; signals `ready` once the server registered the listener.
+    /// A lost connection is listened on again after a second.
+    func listen(channel: String, ready: DispatchSemaphore, _ onChange: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        bridge.start { [client] in
+            var signalled = false
+            while !Task.isCancelled {
+                do {
+                    try await client.withConnection { connection in
+                        try await connection.listen(on: channel) { notifications in
+                            if !signalled {
+                                signalled = true
+                                ready.signal()
+                            }
+                            for try await _ in notifications { onChange() }
+                        }
+                    }
+                } catch {
+                    if Task.isCancelled { break }
+                    try? await Task.sleep(nanoseconds: 1_000_000_000)
+                }
+            }
+            if !signalled { ready.signal() }
+        }
+    }
+
     /// Stops the pool; later statements fail.
     func shutDown() {
         runTask.cancel()

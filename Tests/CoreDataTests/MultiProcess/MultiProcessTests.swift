@@ -284,7 +284,7 @@ extension MultiProcessTests {
 }
 
 /// Notifications' `userInfo`s, collected from any thread.
-private final class NotificationLog: @unchecked Sendable {
+final class NotificationLog: @unchecked Sendable {
     private let lock = NSLock()
     private var infos: [[AnyHashable: Any]] = []
 

@@ -82,4 +82,49 @@ final class PostgreSQLMultiProcessTests: XCTestCase {
             }
         }
     }
+
+    /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey` on PostgreSQL: another server's
+    /// save (a child process) and this server's own are each posted through `LISTEN`/`NOTIFY`,
+    /// and a fetch after the notification sees the other server's object.
+    func testRemoteChangeNotificationsThroughListenAndNotify() throws {
+        guard let url = PostgreSQLTestStores.freshURL() else {
+            return XCTFail("no PostgreSQL server for the tests: \(PostgreSQLTestStores.unavailableReason)")
+        }
+        let container = NSPersistentContainer(name: "Observer", managedObjectModel: StoreKind.sharedModel)
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = NSPostgreSQLStoreType
+        description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+        let coordinator = container.persistentStoreCoordinator
+        let received = NotificationLog()
+        let token = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: coordinator, queue: nil) { note in
+            received.add(note.userInfo ?? [:])
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+
+        let context = container.newBackgroundContext()
+        let id = try context.performAndWait { () throws -> NSManagedObjectID in
+            let author = context.make("Author", ["name": "observed", "rating": Int16(1)])
+            try context.save()
+            return author.objectID
+        }
+        XCTAssertTrue(received.wait(atLeast: 1, timeout: 5), "no notification for this server's own save")
+        let seen = received.count
+        let child = try ChildProcess(role: "postgres", environment: [
+            "COREDATA_CHILD_STORE": url.absoluteString, "COREDATA_CHILD_OBJECT": id.uriRepresentation().absoluteString,
+            "COREDATA_CHILD_NAME": "renamed elsewhere",
+        ])
+        XCTAssertEqual(child.finish(), 0, child.output)
+        XCTAssertTrue(received.wait(atLeast: seen + 1, timeout: 5), "no notification for the other server's save")
+        XCTAssertEqual(received.first?[NSStoreUUIDKey] as? String, coordinator.persistentStores.first?.identifier)
+        // A context that holds the object keeps its values (Apple's fetches do not refresh
+        // registered objects); a new one reads the other server's.
+        let fresh = container.newBackgroundContext()
+        try fresh.performAndWait {
+            XCTAssertEqual(names(try fresh.all("Author")), ["renamed elsewhere"])
+        }
+    }
 }
