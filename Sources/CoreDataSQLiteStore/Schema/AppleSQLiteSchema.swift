@@ -132,6 +132,12 @@ struct AppleSQLiteSchema: @unchecked Sendable {
             for property in entity.properties where !Self.isIdentifier(property.name) {
                 throw AppleSQLiteSchemaError("the property name '\(name).\(property.name)' cannot name an SQLite column")
             }
+            // Apple's columns for composite elements are not documented, and no store made by
+            // Apple's framework has been seen: a guessed layout would not open Apple's stores.
+            for property in entity.properties where property is NSCompositeAttributeDescription {
+                throw AppleSQLiteSchemaError(
+                    "the composite attribute '\(name).\(property.name)' cannot be kept in an Apple SQLite store here (Apple's column layout for composite elements is not reproduced); use the binary, XML or in-memory store")
+            }
         }
         var numbers: [ObjectIdentifier: Int64] = [:]
         var records: [EntityRecord] = []
