@@ -144,6 +144,12 @@ package struct SQLSchema: @unchecked Sendable {
             for property in entity.properties where !Self.isIdentifier(property.name) {
                 throw SQLSchemaError("the property name '\(name).\(property.name)' cannot name \(dialect.databaseNameWithArticle) column")
             }
+            // Apple's columns for composite elements are not documented, and no store made by
+            // Apple's framework has been seen: a guessed layout would not open Apple's stores.
+            for property in entity.properties where property is NSCompositeAttributeDescription {
+                throw SQLSchemaError(
+                    "the composite attribute '\(name).\(property.name)' cannot be kept in \(dialect.databaseNameWithArticle) store here (Apple's column layout for composite elements is not reproduced); use the binary, XML or in-memory store")
+            }
         }
         var numbers: [ObjectIdentifier: Int64] = [:]
         var records: [EntityRecord] = []

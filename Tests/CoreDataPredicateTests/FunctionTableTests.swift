@@ -121,6 +121,8 @@ final class FunctionTableTests: XCTestCase {
             // Strings.
             Row("uppercase(s)", "uppercase(s)", "uppercase:", .string("HELLO")),
             Row("lowercase:(s)", "lowercase(s)", "lowercase:", .string("hello")),
+            // Core Data's derived-attribute function (not in NSExpression's list): case and diacritics folded.
+            Row("canonical:(s)", "canonical(s)", "canonical:", .string("hello")),
             Row("length(s)", "length(s)", "length:", .int(5)),
             Row("length(list)", "length(list)", "length:", .int(4)),
             // Everything else in Apple's list.

@@ -40,7 +40,7 @@ extension NSManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             preconditionFailure("CoreData: save() on a context with no persistentStoreCoordinator and no parent")
         }
-        var saving = try prepareSave()
+        var saving = try prepareSave(deriving: true)
         try obtainPermanentIDs(for: saving.inserted)
         var plan = try storePlan(for: saving, coordinator: coordinator)
 
@@ -115,12 +115,14 @@ extension NSManagedObjectContext {
     }
 
     /// The steps every save starts with, whether it goes to stores or into a parent: the
-    /// will-save notification and hooks, then validation. Returns what the save writes.
-    private func prepareSave() throws -> SaveObjects {
+    /// will-save notification and hooks, derived attributes when `deriving` (a save to the
+    /// stores), then validation. Returns what the save writes.
+    private func prepareSave(deriving: Bool = false) throws -> SaveObjects {
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
         for object in pendingInserted.values { object.willSave() }
         for object in pendingUpdated.values { object.willSave() }
         for object in pendingDeleted.values { object.willSave() }
+        if deriving { computeDerivedAttributes() }
         return try pendingSaveObjects()
     }
 

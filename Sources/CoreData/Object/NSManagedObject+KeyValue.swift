@@ -31,6 +31,7 @@ extension NSManagedObject {
     func kvcSetValue(_ value: Any?, forKey key: String) {
         let table = entity.slotTable
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
+            if table.traits[slot].isDerived { Self.derivedAttributeSet(key, of: entity) }
             context_checkAccess()
             fireFaultIfNeeded()
             willChangeForUndo(key)
@@ -53,6 +54,9 @@ extension NSManagedObject {
                 }
                 setToOne(relationship, to: value as? NSManagedObject)
             }
+        case let composite as NSCompositeAttributeDescription:
+            willChangeForUndo(key)
+            setComposite(composite, to: value, noting: true)
         default:
             willChangeForUndo(key)
             attributeValues[key] = value
@@ -60,13 +64,81 @@ extension NSManagedObject {
         }
     }
 
+    /// A derived attribute set by the app: programmer misuse, as on Apple's platforms, where the
+    /// value is the store's to compute. Traps with the entity and attribute named.
+    static func derivedAttributeSet(_ key: String, of entity: NSEntityDescription) -> Never {
+        preconditionFailure(derivedAttributeMessage(key, of: entity))
+    }
+
+    static func derivedAttributeMessage(_ key: String, of entity: NSEntityDescription) -> String {
+        "CoreData: '\(key)' of \(entity.name ?? "?") is a derived attribute; its value is computed when the context saves and cannot be set"
+    }
+
+    /// A composite attribute's value: the dictionary of its elements that have a value (nested
+    /// composites as nested dictionaries), `nil` when none has.
+    func compositeValue(_ composite: NSCompositeAttributeDescription, read: (String) -> Any?) -> [String: Any]? {
+        var result: [String: Any] = [:]
+        for element in composite.elements {
+            let path = "\(composite.name).\(element.name)"
+            if let nested = element as? NSCompositeAttributeDescription {
+                let inner = NSCompositeAttributeDescription()
+                inner.name = path
+                inner.elements = nested.elements
+                if let value = compositeValue(inner, read: read) { result[element.name] = value }
+            } else if let value = read(path), !(value is NSNull) {
+                result[element.name] = value
+            }
+        }
+        return result.isEmpty ? nil : result
+    }
+
+    /// Sets each element of a composite attribute from a dictionary (`nil` clears them all).
+    /// A value that is no dictionary, or a key that names no element, is programmer misuse.
+    func setComposite(_ composite: NSCompositeAttributeDescription, to value: Any?, noting: Bool) {
+        let dictionary: [String: Any]
+        switch value {
+        case nil, is NSNull: dictionary = [:]
+        case let values as [String: Any]: dictionary = values
+        case let values as NSDictionary:
+            dictionary = Dictionary(uniqueKeysWithValues: values.compactMap { key, value in (key as? String).map { ($0, value) } })
+        default:
+            preconditionFailure("CoreData: '\(composite.name)' of \(entity.name ?? "?") is a composite attribute; it takes a [String: Any] dictionary or nil, not \(type(of: value as Any))")
+        }
+        for key in dictionary.keys where !composite.elements.contains(where: { $0.name == key }) {
+            preconditionFailure("CoreData: composite attribute '\(composite.name)' of \(entity.name ?? "?") has no element '\(key)'")
+        }
+        let layout = entity.slotTable.layout
+        for element in composite.elements {
+            let path = "\(composite.name).\(element.name)"
+            let elementValue = dictionary[element.name].flatMap { $0 is NSNull ? nil : $0 }
+            if let nested = element as? NSCompositeAttributeDescription {
+                let inner = NSCompositeAttributeDescription()
+                inner.name = path
+                inner.elements = nested.elements
+                setComposite(inner, to: elementValue, noting: noting)
+                continue
+            }
+            guard let slot = layout.slot(of: path) else { continue }
+            attributeValues[slot: slot] = elementValue
+            if noting { if slot < 64 { noteChange(slot: slot) } else { noteChange(path) } }
+        }
+    }
+
     // Implements the overridable `value` declared on the class.
     func kvcValue(forKeyPath keyPath: String) -> Any? {
+        // A composite attribute's element (`address.city`) has a slot of its own.
+        if keyPathProbe == nil, keyPath.contains("."), let slot = entity.slotTable.layout.slot(of: keyPath), entity.slotTable.attributes[slot] != nil {
+            return value(forKey: keyPath)
+        }
         var current: [Any] = [self]
         var collection = false
         for key in keyPath.split(separator: ".").map(String.init) {
             var next: [Any] = []
             for item in current {
+                if let dictionary = item as? [String: Any] {
+                    if let value = dictionary[key] { next.append(value) }
+                    continue
+                }
                 guard let object = item as? NSManagedObject, let value = object.value(forKey: key) else { continue }
                 if let many = value as? Set<NSManagedObject> {
                     next.append(contentsOf: Array(many))
@@ -123,6 +195,8 @@ extension NSManagedObject {
             } else {
                 toOneValues[key] = value as? NSManagedObject
             }
+        } else if let composite = property as? NSCompositeAttributeDescription {
+            setComposite(composite, to: value, noting: false)
         } else {
             attributeValues[key] = value
         }
@@ -155,10 +229,17 @@ extension NSManagedObject {
     public func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         for key in changedKeys {
-            guard let property = entity.propertiesByName[key] else { continue }
-            result[key] = currentValue(of: property) ?? NSNull()
+            // A composite's element reports the composite's whole value, as Apple's does.
+            let name = entity.propertiesByName[key] == nil ? Self.compositeName(of: key) : key
+            guard let property = entity.propertiesByName[name] else { continue }
+            result[name] = currentValue(of: property) ?? NSNull()
         }
         return result
+    }
+
+    /// The composite attribute an element's slot name (`address.city`) belongs to.
+    static func compositeName(of key: String) -> String {
+        key.split(separator: ".", maxSplits: 1).first.map(String.init) ?? key
     }
 
     /// The last saved values of `keys` (all properties for `nil`); `NSNull` for nil values.
@@ -167,6 +248,11 @@ extension NSManagedObject {
         var result: [String: Any] = [:]
         for key in keys ?? entity.propertiesByName.keys.sorted() {
             guard let property = entity.propertiesByName[key], !property.isTransient else { continue }
+            if let composite = property as? NSCompositeAttributeDescription {
+                let slots = entity.slotAttributesByName
+                result[key] = compositeValue(composite) { path in slots[path].flatMap { row[path].attributeValue(as: $0.attributeType) } } ?? NSNull()
+                continue
+            }
             result[key] = storedValue(row[key], of: property) ?? NSNull()
         }
         return result
@@ -221,6 +307,8 @@ extension NSManagedObject {
             return toOneValues[relationship.name]
         case let fetched as NSFetchedPropertyDescription:
             return fetchedPropertyValue(fetched)
+        case let composite as NSCompositeAttributeDescription:
+            return compositeValue(composite) { attributeValues[$0] }
         default:
             return attributeValues[property.name]
         }

@@ -156,7 +156,7 @@ extension BinaryStore {
         var catalog = Catalog()
         for entity in model.entities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
             guard let name = entity.name else { continue }
-            let properties = entity.attributesByName.filter { !$0.value.isTransient }.keys.sorted()
+            let properties = entity.slotAttributesByName.filter { !$0.value.isTransient }.keys.sorted()
                 + entity.relationshipsByName.filter { !$0.value.isTransient }.keys.sorted()
             catalog.register(entity: name, properties: properties)
         }

@@ -260,7 +260,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
                 current = next.superentity
             }
             for attribute in names {
-                if let type = entity.attributesByName[attribute]?.attributeType, let kind = SecondaryIndex.kind(of: type) {
+                if let type = entity.slotAttributesByName[attribute]?.attributeType, let kind = SecondaryIndex.kind(of: type) {
                     result[name, default: [:]][attribute] = kind
                 }
             }

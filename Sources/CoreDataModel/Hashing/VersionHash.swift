@@ -12,7 +12,7 @@ enum VersionHash {
 
     /// Property kinds (spec §2.1).
     enum PropertyKind: UInt8 {
-        case other = 0, attribute = 1, relationship = 2, fetched = 3
+        case other = 0, attribute = 1, relationship = 2, fetched = 3, derivedAttribute = 4, compositeAttribute = 5
     }
 
     /// §2.1
@@ -20,6 +20,8 @@ enum VersionHash {
         var input = HashInput()
         input.str(propertyTag)
         switch property {
+        case is NSDerivedAttributeDescription: input.u8(PropertyKind.derivedAttribute.rawValue)
+        case is NSCompositeAttributeDescription: input.u8(PropertyKind.compositeAttribute.rawValue)
         case is NSAttributeDescription: input.u8(PropertyKind.attribute.rawValue)
         case is NSRelationshipDescription: input.u8(PropertyKind.relationship.rawValue)
         case is NSFetchedPropertyDescription: input.u8(PropertyKind.fetched.rawValue)
@@ -32,6 +34,12 @@ enum VersionHash {
         input.opt(property.versionHashModifier)
         if let attribute = property as? NSAttributeDescription {
             input.u64(UInt64(attribute.attributeType.rawValue))
+            if let derived = attribute as? NSDerivedAttributeDescription {
+                input.opt(derived.derivationExpression?.description)
+            } else if let composite = attribute as? NSCompositeAttributeDescription {
+                input.u32(UInt32(truncatingIfNeeded: composite.elements.count))
+                for element in composite.elements { input.bytes(of(element)) }
+            }
         } else if let relationship = property as? NSRelationshipDescription {
             input.opt(relationship.destinationEntity?.name)
             input.opt(relationship.inverseRelationship?.name)

@@ -1,4 +1,5 @@
 import Foundation
+import CoreDataPredicate
 
 /// Turns the XML of an Xcode model (`Name.xcdatamodel/contents`) into model objects.
 ///
@@ -11,6 +12,9 @@ struct XcodeModelReader {
     /// Where each entity and property was declared, so that consistency errors found after
     /// loading can still name a line.
     private(set) var locations: [String: ModelXMLElement] = [:]
+    /// The model's composite type definitions by name (`<composite name="Address">`), which a
+    /// composite attribute names in its `composite` attribute.
+    private var compositeDefinitions: [String: ModelXMLElement] = [:]
 
     init(file: URL?) { self.file = file }
 
@@ -23,6 +27,13 @@ struct XcodeModelReader {
         }
         if let identifier = root["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
             model.versionIdentifiers.insert(identifier)
+        }
+
+        // Xcode 15 writes composite types beside the entities; `compositeAttribute` is accepted
+        // as another spelling of the element.
+        for element in root.children(named: "composite") + root.children(named: "compositeAttribute") {
+            let name = try required("name", element)
+            compositeDefinitions[name] = element
         }
 
         var entities: [NSEntityDescription] = model.entities
@@ -241,14 +252,29 @@ struct XcodeModelReader {
         property.userInfo = try readUserInfo(element)
     }
 
-    private func readAttribute(_ element: ModelXMLElement) throws(ModelError) -> NSAttributeDescription {
-        let attribute = NSAttributeDescription()
-        try readCommon(attribute, element)
+    private func readAttribute(_ element: ModelXMLElement, composites: Set<String> = []) throws(ModelError) -> NSAttributeDescription {
         let typeName = try required("attributeType", element)
         guard let type = NSAttributeType(xcodeName: typeName) else {
             let known = NSAttributeType.allCases.map { "'\($0.xcodeName)'" }.joined(separator: ", ")
             throw error(.unknownAttributeType, "unknown attributeType '\(typeName)'; expected one of \(known)", element)
         }
+        let attribute: NSAttributeDescription
+        if type == .compositeAttributeType {
+            attribute = try readComposite(element, composites: composites)
+        } else if try flag("derived", element) {
+            let derived = NSDerivedAttributeDescription()
+            if let format = element["derivationExpression"], !format.isEmpty {
+                do {
+                    derived.derivationExpression = try CoreDataPredicate.NSExpression(validatingFormat: format)
+                } catch {
+                    throw self.error(.invalidValue, "derivationExpression '\(format)' does not parse: \(error)", element)
+                }
+            }
+            attribute = derived
+        } else {
+            attribute = NSAttributeDescription()
+        }
+        try readCommon(attribute, element)
         attribute.attributeType = type
         attribute.valueTransformerName = element["valueTransformerName"]
         if let className = element["customClassName"], !className.isEmpty {
@@ -326,6 +352,35 @@ struct XcodeModelReader {
             rules.append(.regularExpression(pattern))
         }
         return rules
+    }
+
+    /// A composite attribute: its elements are the `<attribute>`s of the model-level definition
+    /// its `composite` attribute names, or its own `<attribute>` children. `composites` holds the
+    /// definitions being read, so that a definition containing itself is an error, not a loop.
+    private func readComposite(_ element: ModelXMLElement, composites: Set<String>) throws(ModelError) -> NSCompositeAttributeDescription {
+        let composite = NSCompositeAttributeDescription()
+        var definition = element
+        var inside = composites
+        if let typeName = element["composite"], !typeName.isEmpty {
+            guard let found = compositeDefinitions[typeName] else {
+                throw error(.missingEntity, "composite attribute names composite '\(typeName)', which the model does not define", element)
+            }
+            guard inside.insert(typeName).inserted else {
+                throw error(.invalidValue, "composite '\(typeName)' contains itself", element)
+            }
+            definition = found
+        }
+        var names = Set<String>()
+        var elements: [NSAttributeDescription] = []
+        for child in definition.children(named: "attribute") {
+            let item = try readAttribute(child, composites: inside)
+            guard names.insert(item.name).inserted else {
+                throw error(.duplicateProperty, "composite has two elements named '\(item.name)'", child)
+            }
+            elements.append(item)
+        }
+        composite.elements = elements
+        return composite
     }
 
     private func readRelationship(_ element: ModelXMLElement) throws(ModelError) -> NSRelationshipDescription {

@@ -77,6 +77,11 @@ enum ModelConsistency {
             }
         }
         for property in entity.declaredProperties {
+            if let derived = property as? NSDerivedAttributeDescription {
+                try DerivationCheck.check(derived, of: entity)
+            } else if let composite = property as? NSCompositeAttributeDescription {
+                try checkComposite(composite, of: entity)
+            }
             if let relationship = property as? NSRelationshipDescription {
                 try checkRelationship(relationship, of: entity, members: members)
             } else if let fetched = property as? NSFetchedPropertyDescription,
@@ -124,6 +129,40 @@ enum ModelConsistency {
             throw failure(
                 .invalidInverse,
                 "inverse '\(inverseOwner.name ?? "?").\(inverse.name)' does not point back: its inverse is \(back)")
+        }
+    }
+
+    /// Apple's rule: a composite holds plain attributes (or composites) of any type but
+    /// undefined and object ID, and no external binary data.
+    private static func checkComposite(_ composite: NSCompositeAttributeDescription, of entity: NSEntityDescription) throws(ModelError) {
+        func failure(_ message: String) -> ModelError {
+            ModelError(.invalidValue, message, entityName: entity.name ?? "", propertyName: composite.name)
+        }
+        guard !composite.elements.isEmpty else { throw failure("composite attribute '\(composite.name)' has no elements") }
+        var names = Set<String>()
+        for element in composite.elements {
+            guard !element.name.isEmpty, !element.name.contains(".") else {
+                throw failure("an element of composite attribute '\(composite.name)' has no name, or a name with a '.'")
+            }
+            guard names.insert(element.name).inserted else {
+                throw failure("composite attribute '\(composite.name)' has two elements named '\(element.name)'")
+            }
+            if element is NSDerivedAttributeDescription {
+                throw failure("element '\(element.name)' of composite attribute '\(composite.name)' is derived; composites hold plain attributes")
+            }
+            switch element.attributeType {
+            case .undefinedAttributeType, .objectIDAttributeType:
+                throw failure("element '\(element.name)' of composite attribute '\(composite.name)' is \(element.attributeType.xcodeName), which a composite cannot hold")
+            case .binaryDataAttributeType where element.allowsExternalBinaryDataStorage:
+                throw failure("element '\(element.name)' of composite attribute '\(composite.name)' allows external binary storage, which a composite cannot hold")
+            case .compositeAttributeType:
+                guard let nested = element as? NSCompositeAttributeDescription else {
+                    throw failure("element '\(element.name)' of composite attribute '\(composite.name)' is Composite but not an NSCompositeAttributeDescription")
+                }
+                try checkComposite(nested, of: entity)
+            default:
+                break
+            }
         }
     }
 

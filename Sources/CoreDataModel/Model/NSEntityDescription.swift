@@ -142,6 +142,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         let layoutAttributes: [NSAttributeDescription?]
         let validatedSlots: [Int]
         let slotTable: EntitySlotTable
+        let slotAttributesByName: [String: NSAttributeDescription]
 
         init(
             properties: [NSPropertyDescription], propertiesByName: [String: NSPropertyDescription],
@@ -160,6 +161,11 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
             self.layoutAttributes = layoutAttributes
             self.validatedSlots = validatedProperties.map { propertyLayout.slot(of: $0.name) ?? -1 }
             self.slotTable = EntitySlotTable(layout: propertyLayout, properties: layoutProperties)
+            self.slotAttributesByName = Self.byName(layoutAttributes)
+        }
+
+        static func byName(_ attributes: [NSAttributeDescription?]) -> [String: NSAttributeDescription] {
+            Dictionary(attributes.compactMap { $0.map { ($0.name, $0) } }, uniquingKeysWith: { first, _ in first })
         }
     }
 
@@ -193,9 +199,21 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         return Self.slotted(properties)
     }
 
+    /// The attribute at each slot by name: ``attributesByName`` with each composite attribute
+    /// replaced by its elements (`address.city`), the names stores keep values under.
+    package var slotAttributesByName: [String: NSAttributeDescription] {
+        if let frozen { return frozen.slotAttributesByName }
+        return FrozenState.byName(layoutAttributes)
+    }
+
+    /// The properties that take a slot: attributes and relationships (fetched properties are
+    /// computed), each composite attribute replaced by its elements, named by key path.
     private static func slotted(_ properties: [NSPropertyDescription]) -> [NSPropertyDescription] {
         var seen = Set<String>()
-        return properties.filter { !($0 is NSFetchedPropertyDescription) && seen.insert($0.name).inserted }
+        return properties.flatMap { property -> [NSPropertyDescription] in
+            guard let composite = property as? NSCompositeAttributeDescription else { return [property] }
+            return composite.slotElements()
+        }.filter { !($0 is NSFetchedPropertyDescription) && seen.insert($0.name).inserted }
     }
 
     /// The properties an object's validation checks, in the order it reports them: every
@@ -203,7 +221,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     /// frozen entity, because every validated object asks.
     package var validatedProperties: [NSPropertyDescription] {
         if let frozen { return frozen.validatedProperties }
-        return Self.validated(properties)
+        return Self.validated(layoutProperties)
     }
 
     /// The slot in ``propertyLayout`` of each of ``validatedProperties``.
@@ -213,8 +231,9 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         return validatedProperties.map { layout.slot(of: $0.name) ?? -1 }
     }
 
-    private static func validated(_ properties: [NSPropertyDescription]) -> [NSPropertyDescription] {
-        properties.filter { !($0 is NSFetchedPropertyDescription) }.sorted { $0.name < $1.name }
+    /// Validated by slot: a composite attribute's elements are checked one by one.
+    private static func validated(_ slotted: [NSPropertyDescription]) -> [NSPropertyDescription] {
+        slotted.sorted { $0.name < $1.name }
     }
 
     private var frozen: FrozenState?
@@ -222,16 +241,18 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     func freeze() {
         let props = properties
         let byName = propertiesByName
+        // Made once: a composite's element slots are new descriptions on every call.
+        let slotted = Self.slotted(props)
         frozen = FrozenState(
             properties: props,
             propertiesByName: byName,
             attributesByName: byName.compactMapValues { $0 as? NSAttributeDescription },
             relationshipsByName: byName.compactMapValues { $0 as? NSRelationshipDescription },
-            validatedProperties: Self.validated(props),
+            validatedProperties: Self.validated(slotted),
             versionHash: VersionHash.of(self),
-            propertyLayout: PropertyLayout(entityName: name ?? "", names: Self.slotted(props).map(\.name)),
-            layoutProperties: Self.slotted(props),
-            layoutAttributes: Self.slotted(props).map { $0 as? NSAttributeDescription })
+            propertyLayout: PropertyLayout(entityName: name ?? "", names: slotted.map(\.name)),
+            layoutProperties: slotted,
+            layoutAttributes: slotted.map { $0 as? NSAttributeDescription })
     }
 
     /// Names the uniqueness constraints refer to, whatever form each element has.

@@ -13,6 +13,11 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
     package private(set) var isFrozen = false
 
     private var frozenEntitiesByName: [String: NSEntityDescription]?
+    private var frozenDerivationIndex: DerivationIndex?
+
+    /// The model's derived attributes and what recomputes them; `nil` when it has none. Made
+    /// once when the model freezes, on every call before.
+    package var derivationIndex: DerivationIndex? { isFrozen ? frozenDerivationIndex : DerivationIndex.make(self) }
 
     /// Creates an empty model.
     public override init() { super.init() }
@@ -116,6 +121,7 @@ open class NSManagedObjectModel: NSObject, @unchecked Sendable {
         }
         frozenEntitiesByName = entitiesByName
         for entity in entities { entity.freeze() }
+        frozenDerivationIndex = DerivationIndex.make(self)
         isFrozen = true
     }
 

@@ -15,6 +15,8 @@ package struct SlotTraits {
     package let attributeType: NSAttributeType?
     package let isTransient: Bool
     package let isOptional: Bool
+    /// A derived attribute: computed at save, never set by the app.
+    package let isDerived: Bool
     /// Whether saving the slot needs more than a type check and the mandatory check: validation
     /// rules, custom validation predicates, a transformable or transient attribute, or a
     /// relationship.
@@ -22,6 +24,7 @@ package struct SlotTraits {
     package init(_ property: NSPropertyDescription) {
         isTransient = property.isTransient
         isOptional = property.isOptional
+        isDerived = property is NSDerivedAttributeDescription
         if let attribute = property as? NSAttributeDescription {
             attributeType = attribute.attributeType
             needsFullValidation = isTransient || attribute.attributeType == .transformableAttributeType

@@ -144,6 +144,11 @@ enum FunctionEvaluator {
         case "uppercase:", "lowercase:":
             guard let string = ValueKinds.string(a) else { return needs(name, "a string", got: a) }
             return .success(name == "uppercase:" ? string.uppercased() : string.lowercased())
+        case "canonical:":
+            // Core Data's derived-attribute function: case- and diacritic-insensitive, as the
+            // `[cd]` comparisons fold (lower-cased after the diacritics are stripped).
+            guard let string = ValueKinds.string(a) else { return needs(name, "a string", got: a) }
+            return .success(string.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased())
         case "length:":
             if let string = ValueKinds.string(a) { return .success(string.utf16.count) }
             if let elements = ValueKinds.collection(a) { return .success(elements.count) }

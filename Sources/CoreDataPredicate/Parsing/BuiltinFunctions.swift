@@ -29,7 +29,7 @@ enum BuiltinFunctions {
         function("divide:by:", 2), function("modulus:by:", 2), function("raise:toPower:", 2),
         function("sqrt:", 1), function("log:", 1), function("ln:", 1), function("exp:", 1),
         function("floor:", 1), function("ceiling:", 1), function("abs:", 1), function("trunc:", 1),
-        function("uppercase:", 1), function("lowercase:", 1), function("length:", 1),
+        function("uppercase:", 1), function("lowercase:", 1), function("canonical:", 1), function("length:", 1),
         function("random", 0), function("random:", 1), function("randomn:", 1), function("now", 0),
         function("bitwiseAnd:with:", 2), function("bitwiseOr:with:", 2), function("bitwiseXor:with:", 2),
         function("leftshift:by:", 2), function("rightshift:by:", 2), function("onesComplement:", 1),

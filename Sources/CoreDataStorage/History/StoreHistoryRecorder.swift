@@ -13,7 +13,7 @@ public struct StoreHistoryRecorder: Sendable {
     public init(entities: [String: NSEntityDescription]) {
         var preserved: [String: [String]] = [:]
         for (name, entity) in entities {
-            let names = entity.attributesByName.values.filter(\.preservesValueInHistoryOnDeletion).map(\.name).sorted()
+            let names = entity.slotAttributesByName.values.filter(\.preservesValueInHistoryOnDeletion).map(\.name).sorted()
             if !names.isEmpty { preserved[name] = names }
         }
         self.preserved = preserved

@@ -33,6 +33,7 @@ package final class RowObject: KeyValueReadable, Hashable, @unchecked Sendable {
         if key == "objectID" || key == "self" { return row.objectID }
         var stored = row[key]
         if let attribute = entity?.attributesByName[key] {
+            if let composite = attribute as? NSCompositeAttributeDescription { return compositeValue(composite, prefix: key) }
             return stored.attributeValue(as: attribute.attributeType)
         }
         if row.values[key] == nil, let destinations, entity?.relationshipsByName[key] != nil {
@@ -46,6 +47,21 @@ package final class RowObject: KeyValueReadable, Hashable, @unchecked Sendable {
         default:
             return stored.attributeValue(as: .undefinedAttributeType)
         }
+    }
+
+    /// A composite attribute as the object graph shows it: its elements' values, read from the
+    /// row's element slots (`address.city`), as a dictionary; nil when no element has a value.
+    private func compositeValue(_ composite: NSCompositeAttributeDescription, prefix: String) -> [String: Any]? {
+        var result: [String: Any] = [:]
+        for element in composite.elements {
+            let path = "\(prefix).\(element.name)"
+            if let nested = element as? NSCompositeAttributeDescription {
+                if let value = compositeValue(nested, prefix: path) { result[element.name] = value }
+            } else if let value = row[path].attributeValue(as: element.attributeType) {
+                result[element.name] = value
+            }
+        }
+        return result.isEmpty ? nil : result
     }
 
     package static func == (lhs: RowObject, rhs: RowObject) -> Bool { lhs.row.objectID == rhs.row.objectID }

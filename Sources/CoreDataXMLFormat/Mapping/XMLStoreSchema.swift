@@ -79,7 +79,8 @@ public struct XMLStoreSchema: @unchecked Sendable {
             var properties: [Property] = []
             var byName: [String: Property] = [:]
             let layout = entity.propertyLayout
-            for property in entity.properties where !property.isTransient {
+            // The layout's properties: a composite attribute's elements are written one by one.
+            for property in entity.layoutProperties where !property.isTransient {
                 let attribute = property as? NSAttributeDescription
                 let written = property.name.lowercased()
                 let attributeType = attribute?.attributeType ?? .undefinedAttributeType
