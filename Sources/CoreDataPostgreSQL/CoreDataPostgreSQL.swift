@@ -20,7 +20,14 @@ final class PostgreSQLStoreEngines: StoreEngineRegistering {
                 destroy: { url, options in
                     let configuration = try PostgreSQLStoreOptions.configuration(url, options)
                     try mapped { () throws(StoreError) in try PostgreSQLStore.destroy(configuration: configuration) }
-                }),
+                },
+                staging: StoreEngineProvider.Staging(
+                    url: { url, step in try PostgreSQLStoreOptions.stagingURL(url, step: step) },
+                    install: { staging, url, options in
+                        let from = try PostgreSQLStoreOptions.configuration(staging, options)
+                        let to = try PostgreSQLStoreOptions.configuration(url, options)
+                        try mapped { () throws(StoreError) in try PostgreSQLStore.install(staging: from, at: to) }
+                    })),
             forStoreType: NSPostgreSQLStoreType)
     }
 

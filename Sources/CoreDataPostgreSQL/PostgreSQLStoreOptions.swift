@@ -39,4 +39,16 @@ enum PostgreSQLStoreOptions {
         configuration.readOnly = (options[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         return configuration
     }
+
+    /// The store URL of a migration's staging schema for step `step`: the store's schema name,
+    /// cut to leave room, and `_migrating_<step>` (`Formats/postgresql-store.md` §10).
+    static func stagingURL(_ url: URL, step: Int) throws -> URL {
+        let configuration = try Self.configuration(url, [:])
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        let schema = String(configuration.schema.prefix(40)) + "_migrating_\(step)"
+        var items = (components.queryItems ?? []).filter { $0.name != "schema" }
+        items.append(URLQueryItem(name: "schema", value: schema))
+        components.queryItems = items
+        return components.url ?? url
+    }
 }

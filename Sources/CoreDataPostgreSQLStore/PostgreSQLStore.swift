@@ -852,6 +852,38 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         }
     }
 
+    /// Puts the store in `staging`'s schema in place of the store in `target`'s, in one
+    /// transaction (§10): the old schema is renamed away and dropped, the staging schema takes its
+    /// name. Other servers' next statements see the new tables.
+    ///
+    /// - Throws: ``StoreError/io(detail:)`` when the server refuses; nothing changed then.
+    public static func install(staging: PostgreSQLStoreConfiguration, at target: PostgreSQLStoreConfiguration) throws(StoreError) {
+        let database: PostgreSQLDatabase
+        do { database = try PostgreSQLDatabase(configuration: target) } catch { throw .io(detail: error.description) }
+        defer { database.shutDown() }
+        let retired = String(target.schema.prefix(40)) + "_replaced"
+        do {
+            try database.checkReachable()
+            try database.bridge.run {
+                try await database.transaction { transaction in
+                    var lockKey = PostgresBindings()
+                    lockKey.append("CoreData.\(target.schema)")
+                    try await transaction.query("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
+                    try await transaction.run("DROP SCHEMA IF EXISTS \(retired) CASCADE")
+                    try await transaction.run("ALTER SCHEMA \(target.schema) RENAME TO \(retired)")
+                    try await transaction.run("ALTER SCHEMA \(staging.schema) RENAME TO \(target.schema)")
+                    try await transaction.run("DROP SCHEMA \(retired) CASCADE")
+                    // Listeners of the store learn that everything changed.
+                    var channel = PostgresBindings()
+                    channel.append("coredata_" + target.schema.lowercased())
+                    try await transaction.query("SELECT pg_notify($1, 'migrated')", channel)
+                }
+            }
+        } catch {
+            throw storeError(error, target)
+        }
+    }
+
     /// The metadata of the store at `configuration`, without opening it for a model.
     public static func metadata(configuration: PostgreSQLStoreConfiguration) throws(StoreError) -> StoreMetadata {
         let database: PostgreSQLDatabase

@@ -55,6 +55,9 @@ extension NSPersistentStoreCoordinator {
         let checkpoint = NSPersistentStoreCoordinator(managedObjectModel: source)
         try checkpoint.remove(try checkpoint.addPersistentStore(ofType: storeType, configurationName: configuration, at: url, options: ownOptions))
 
+        if let provider = StoreTypeRegistry.provider(for: storeType), let staging = provider.staging {
+            return try migrateInPlace(ofType: storeType, at: url, configuration: configuration, options: ownOptions, steps: steps, provider: provider, staging: staging)
+        }
         var current = url
         var staged: [String] = []
         var counts: [String: Int] = [:]
@@ -170,8 +173,49 @@ extension NSPersistentStoreCoordinator {
     /// Checks a closed staging store before it replaces the store (§3 step 3): it opens from
     /// the file (header, root, catalog, metadata and index checksums), with the destination
     /// model's version hashes, and holds exactly the objects the migration wrote, entity by entity.
+    /// ``migrateInPlace(ofType:at:configuration:options:steps:)`` for a store another module
+    /// provides (the PostgreSQL store): each step migrates into the store at the provider's
+    /// staging URL, and the provider installs the last one in the store's place.
+    private func migrateInPlace(
+        ofType storeType: String, at url: URL, configuration: String?, options: [AnyHashable: Any],
+        steps: [(NSManagedObjectModel, NSManagedObjectModel, NSMappingModel)], provider: StoreEngineProvider,
+        staging: StoreEngineProvider.Staging
+    ) throws {
+        var current = url
+        var staged: [URL] = []
+        var counts: [String: Int] = [:]
+        do {
+            for (index, (from, to, mapping)) in steps.enumerated() {
+                let target = try staging.url(url, index + 1)
+                try? provider.destroy(target, options)
+                let manager = NSMigrationManager(sourceModel: from, destinationModel: to)
+                try manager.migrateStore(
+                    from: current, sourceType: storeType, options: options, with: mapping,
+                    toDestinationURL: target, destinationType: storeType, destinationOptions: options)
+                staged.append(target)
+                current = target
+                counts = manager.migratedObjectCounts
+            }
+            for target in staged.dropLast() { try provider.destroy(target, options) }
+            if let final = staged.last, let destination = steps.last?.1 {
+                try Self.verifyStaged(final, ofType: storeType, model: destination, configuration: configuration, options: options, expecting: counts)
+                try staging.install(final, url, options)
+            }
+        } catch {
+            for target in staged { try? provider.destroy(target, options) }
+            throw error
+        }
+    }
+
     private static func verifyStaged(
         _ path: String, ofType storeType: String, model: NSManagedObjectModel, configuration: String?,
+        options: [AnyHashable: Any], expecting counts: [String: Int]
+    ) throws {
+        try verifyStaged(URL(fileURLWithPath: path), ofType: storeType, model: model, configuration: configuration, options: options, expecting: counts)
+    }
+
+    private static func verifyStaged(
+        _ url: URL, ofType storeType: String, model: NSManagedObjectModel, configuration: String?,
         options: [AnyHashable: Any], expecting counts: [String: Int]
     ) throws {
         var readOptions = options
@@ -179,7 +223,7 @@ extension NSPersistentStoreCoordinator {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let store: NSPersistentStore
         do {
-            store = try coordinator.addPersistentStore(ofType: storeType, configurationName: configuration, at: URL(fileURLWithPath: path), options: readOptions)
+            store = try coordinator.addPersistentStore(ofType: storeType, configurationName: configuration, at: url, options: readOptions)
         } catch {
             throw coreDataError(NSMigrationError, "the migrated store does not open, so the store was not replaced: \((error as NSError).localizedDescription)", [NSUnderlyingErrorKey: error])
         }

@@ -97,7 +97,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 // Apple's SQLite store checks its tables against the model and reports a
                 // mismatch itself; a damaged value is damage, whatever the hashes say.
                 if StoreTypeRegistry.holdsAppleSQLiteStore(storeURL), (error as NSError).code == NSPersistentStoreInvalidFileError { throw error }
-                guard let storeURL, PrivateStoreOption.fileSystem(options).fileExists(storeURL.path),
+                let provided = StoreTypeRegistry.registeredProvider(storeType) != nil
+                guard let storeURL, provided || PrivateStoreOption.fileSystem(options).fileExists(storeURL.path),
                       let metadata = try? Self.metadataForPersistentStore(ofType: storeType, at: storeURL, options: options),
                       let recorded = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
                       let mismatch = incompatibility(recorded: recorded, members: members, url: storeURL)
@@ -316,6 +317,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard (options?[NSMigratePersistentStoresAutomaticallyOption] as? Bool) == true,
               (options?[NSReadOnlyPersistentStoreOption] as? Bool) != true else { return false }
         if [NSBinaryStoreType, NSSQLiteStoreType, NSAppleSQLiteStoreType, NSXMLStoreType].contains(storeType) { return true }
+        // A store another module provides migrates when it can stage and install (PostgreSQL).
+        if StoreTypeRegistry.registeredProvider(storeType)?.staging != nil { return true }
         // An atomic store's data is the file at its URL, so it migrates as the file stores do
         // (into a staging file, installed by rename). An incremental store's data may live
         // anywhere: its migration stays the app's (NSMigrationManager), as on Apple platforms.

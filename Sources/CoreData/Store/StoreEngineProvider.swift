@@ -27,13 +27,29 @@ public struct StoreEngineProvider: Sendable {
     /// Deletes a store (`destroyPersistentStore(at:ofType:options:)`).
     public var destroy: @Sendable (URL, [AnyHashable: Any]) throws -> Void
 
+    /// How a store of this type is migrated in place: into a staging store, installed in one step.
+    public struct Staging: Sendable {
+        /// The URL of step `n`'s staging store for the store at a URL.
+        public var url: @Sendable (URL, Int) throws -> URL
+        /// Puts the complete staging store (first URL) in place of the store (second URL),
+        /// atomically: the old store stays whole if it fails.
+        public var install: @Sendable (URL, URL, [AnyHashable: Any]) throws -> Void
+        public init(url: @escaping @Sendable (URL, Int) throws -> URL, install: @escaping @Sendable (URL, URL, [AnyHashable: Any]) throws -> Void) {
+            self.url = url
+            self.install = install
+        }
+    }
+    /// Migration in place; `nil` for a type whose stores are not migrated.
+    public var staging: Staging?
+
     public init(
         open: @escaping Open, metadata: @escaping @Sendable (URL, [AnyHashable: Any]) throws -> [String: Any],
-        destroy: @escaping @Sendable (URL, [AnyHashable: Any]) throws -> Void
+        destroy: @escaping @Sendable (URL, [AnyHashable: Any]) throws -> Void, staging: Staging? = nil
     ) {
         self.open = open
         self.metadata = metadata
         self.destroy = destroy
+        self.staging = staging
     }
 }
 

@@ -66,6 +66,34 @@ final class ModelMigrationTests: XCTestCase {
         }
     }
 
+    /// The same migration on a PostgreSQL store (`Formats/postgresql-store.md` §10): migrated
+    /// into a staging schema and installed by renaming schemas in one transaction.
+    func testSampleModelMigratesFromV1ToV2InferredOnPostgreSQL() throws {
+        guard let url = PostgreSQLTestStores.freshURL() else {
+            return XCTFail("no PostgreSQL server for the tests: \(PostgreSQLTestStores.unavailableReason)")
+        }
+        let adaURI = try fillSampleV1(url, type: NSPostgreSQLStoreType)
+        let v2 = try XCTUnwrap(NSManagedObjectModel(contentsOf: try MigrationFixtures.samplePackage(current: "SampleModel2")))
+        let (container, context) = try MigrationFixtures.open(url, type: NSPostgreSQLStoreType, model: v2)
+        let luxury = try MigrationFixtures.objects("LuxuryCar", sortedBy: "numberPlate", in: context)
+        let people = try MigrationFixtures.objects("Person", sortedBy: "firstName", in: context)
+        context.performAndWait {
+            XCTAssertEqual(luxury.map { $0.value(forKey: "numberPlate") as? String }, ["E-1"])
+            XCTAssertEqual(luxury.first?.value(forKey: "isLimitedEdition") as? Bool, true)
+            XCTAssertEqual((luxury.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "firstName") as? String, "Grace")
+            XCTAssertEqual(people.map { $0.value(forKey: "lastName") as? String }, ["Lovelace", "Hopper"])
+            let adaCars = (people.first?.value(forKey: "cars") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "numberPlate") as? String }.sorted()
+            XCTAssertEqual(adaCars, ["A-1", "S-1"])
+            XCTAssertEqual(people.first?.objectID.uriRepresentation(), adaURI, "the object keeps its URI")
+        }
+        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSPostgreSQLStoreType, at: url)
+        XCTAssertTrue(v2.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        // No staging schema is left (the test schemas' names are short: no cut).
+        let staging = try XCTUnwrap(URL(string: url.absoluteString + "_migrating_1"))
+        XCTAssertThrowsError(try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSPostgreSQLStoreType, at: staging))
+    }
+
     /// An app that ships only Xcode's compiled `.momd`: a store made with the source's version 1
     /// opens with the compiled version 2, migrating through the package's compiled versions.
     func testAStoreMigratesWithOnlyTheCompiledPackage() throws {
