@@ -6,8 +6,9 @@ import Foundation
 /// `NSNumber`). Apple's key.
 ///
 /// On Linux the binary store supports it (every handle on the store learns of a save within about
-/// a millisecond through the store's shared counters, `Formats/wal.md` §9); other store types
-/// accept the option and post nothing, as no other handle can change them.
+/// a millisecond through the store's shared counters, `Formats/wal.md` §9), and the PostgreSQL
+/// store (through `LISTEN`/`NOTIFY`, `Formats/postgresql-store.md` §9); other store types accept
+/// the option and post nothing, as no other handle can change them.
 public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
 /// `userInfo` key of a remote-change notification: the store's URL.
 public let NSPersistentStoreURLKey = "storeURL"
