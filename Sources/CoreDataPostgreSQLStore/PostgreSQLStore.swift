@@ -32,6 +32,8 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     static let orderKeyStep: Int64 = 1024
     /// SQLSTATEs of a transaction PostgreSQL aborted that succeeds when run again (§8).
     static let retriedStates: Set<String> = ["40001", "40P01"]
+    /// Values bound in one multi-row INSERT at most (PostgreSQL takes 65,535 parameters).
+    static let insertBatchParameters = 30_000
     /// SQLSTATE of a unique index refusing a row.
     static let uniqueViolation = "23505"
     static let uuidKey = "NSStoreUUID"
@@ -114,6 +116,13 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         self.readers = readers
         uniqueIndexes = Self.uniqueIndexes(schema)
         cachedMetadata = opened.metadata
+    }
+
+    /// A store dropped without `close()` (its coordinator released) still returns its
+    /// connections to the server: each store has a pool of its own.
+    deinit {
+        listener?.cancel()
+        database.shutDown()
     }
 
     // MARK: Opening and creating (§1–§4)
@@ -256,7 +265,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         }
         if error is CancellationError { return .closed }
         if let error = error as? BridgeTimeout {
-            return .io(detail: "PostgreSQL at \(configuration.redactedURL) could not be reached: \(error.description)")
+            return .io(detail: "PostgreSQL at \(configuration.redactedURL) gave no connection within \(error.seconds) s: the server does not answer, refuses the login or has no free connection (max_connections)")
         }
         if let error = error as? SQLSchemaError { return .io(detail: "PostgreSQL at \(configuration.redactedURL): \(error.description)") }
         return .io(detail: "PostgreSQL at \(configuration.redactedURL): \(error)")
@@ -559,29 +568,64 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             throw StoreError.optimisticLockingFailure(stale.map { StoreVersionConflict(objectID: $0.0, expectedVersion: $0.1, storedRow: byID[$0.0]) })
         }
         var largestKeys: [Int64: Int64] = [:]
+        // Rows of entities without uniqueness constraints go in multi-row INSERTs, one per table
+        // and column set and at most `insertBatchParameters` values: a bulk save is a few round
+        // trips, not one per object. Constrained rows are checked and inserted one by one.
+        var batches: [String: (table: String, columns: [String], rows: [(StoreRow, SQLSchema.Entity)])] = [:]
+        func flush(_ key: String) async throws {
+            guard let batch = batches.removeValue(forKey: key), !batch.rows.isEmpty else { return }
+            var binds = PostgresBindings(capacity: batch.rows.count * batch.columns.count)
+            for (row, entity) in batch.rows {
+                binds.append(row.objectID.primaryKey)
+                binds.append(entity.number)
+                binds.append(Int64(1))
+                _ = try columnValues(of: row, entity: entity, into: &binds)
+            }
+            let width = batch.columns.count
+            let tuples = (0..<batch.rows.count).map { row in
+                "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")"
+            }
+            do {
+                try await transaction.run(
+                    "INSERT INTO \(batch.table) (\(batch.columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))", binds)
+            } catch where Self.sqlState(error) == Self.uniqueViolation {
+                // The server names the key in its detail: "Key (z_pk)=(12) already exists."
+                let detail = (error as? PSQLError)?.serverInfo?[.detail] ?? ""
+                let duplicate = batch.rows.first(where: { detail.contains("(\($0.0.objectID.primaryKey))") })?.0.objectID ?? batch.rows[0].0.objectID
+                throw StoreError.duplicateObjectID(duplicate)
+            }
+        }
         for row in changes.inserted {
             guard let entity = schema.entities[row.objectID.entityName] else {
                 throw StoreError.io(detail: "the PostgreSQL store has no entity \(row.objectID.entityName)")
             }
-            let found = try await constraintConflicts(of: row, in: transaction)
-            if !found.isEmpty { conflicts += found; continue }
             var all = PostgresBindings()
             all.append(row.objectID.primaryKey)
             all.append(entity.number)
             all.append(Int64(1))
-            let columns = try columnValues(of: row, entity: entity, into: &all)
-            let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns).joined(separator: ", ")
-            let parameters = (1...(3 + columns.count)).map { "$\($0)" }.joined(separator: ", ")
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + (try columnValues(of: row, entity: entity, into: &all))
+            versions[row.objectID] = 1
+            let root = entity.hierarchy.rootNumber
+            largestKeys[root] = max(largestKeys[root] ?? 0, row.objectID.primaryKey)
+            if !constrained(entity) {
+                let key = entity.hierarchy.table + " " + columns.joined(separator: ",")
+                var batch = batches.removeValue(forKey: key) ?? (entity.hierarchy.table, columns, [])
+                batch.rows.append((row, entity))
+                batches[key] = batch
+                if batch.rows.count * columns.count >= Self.insertBatchParameters { try await flush(key) }
+                continue
+            }
+            let found = try await constraintConflicts(of: row, in: transaction)
+            if !found.isEmpty { conflicts += found; continue }
+            let parameters = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
             do {
-                try await transaction.run("INSERT INTO \(entity.hierarchy.table) (\(names)) VALUES (\(parameters))", all)
+                try await transaction.run("INSERT INTO \(entity.hierarchy.table) (\(columns.joined(separator: ", "))) VALUES (\(parameters))", all)
             } catch where Self.sqlState(error) == Self.uniqueViolation {
                 if (error as? PSQLError)?.serverInfo?[.constraintName]?.hasSuffix("_pkey") == true { throw StoreError.duplicateObjectID(row.objectID) }
                 throw constraintConflict(error, row.objectID)
             }
-            versions[row.objectID] = 1
-            let root = entity.hierarchy.rootNumber
-            largestKeys[root] = max(largestKeys[root] ?? 0, row.objectID.primaryKey)
         }
+        for key in batches.keys.sorted() { try await flush(key) }
         if !conflicts.isEmpty { throw StoreError.constraintConflict(conflicts) }
         for row in changes.inserted + changes.updated {
             guard let entity = schema.entities[row.objectID.entityName] else { continue }
@@ -596,6 +640,16 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         }
         try await notifyChange(transaction)
         return versions
+    }
+
+    /// Whether a row of `entity` is bound by a uniqueness constraint (its own or inherited).
+    private func constrained(_ entity: SQLSchema.Entity) -> Bool {
+        var current: NSEntityDescription? = entity.entity
+        while let declaring = current {
+            if declaring.uniquenessConstraintNames.contains(where: { !$0.isEmpty }) { return true }
+            current = declaring.superentity
+        }
+        return false
     }
 
     /// The columns of an entity's row that `row` holds, their values appended to `binds`:

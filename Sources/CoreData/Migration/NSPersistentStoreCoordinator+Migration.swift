@@ -18,7 +18,7 @@ extension NSPersistentStoreCoordinator {
             return try migrateStore(ofType: storeType, at: url, configuration: configuration, options: options, metadata: metadata, stages: staged)
         }
         let plan = try MigrationPlan(
-            store: url.path, metadata: metadata, versions: StoreMigration.knownVersions(of: managedObjectModel),
+            store: url.storeLocation, metadata: metadata, versions: StoreMigration.knownVersions(of: managedObjectModel),
             destination: managedObjectModel, configuration: configuration,
             mappingFolders: StoreMigration.mappingFolders(of: managedObjectModel),
             infers: (options[NSInferMappingModelAutomaticallyOption] as? Bool) ?? false)
@@ -124,7 +124,7 @@ extension NSPersistentStoreCoordinator {
         }
         let chain = [transitions.first?.from].compactMap { $0 } + transitions.map(\.to)
         guard let position = chain.firstIndex(where: { models[$0]?.isConfiguration(withName: configuration, compatibleWithStoreMetadata: metadata) ?? false }) else {
-            throw coreDataError(NSMigrationMissingSourceModelError, "the store at \(url.path) was saved with a model version none of the migration stages names")
+            throw coreDataError(NSMigrationMissingSourceModelError, "the store at \(url.storeLocation) was saved with a model version none of the migration stages names")
         }
         for transition in transitions.dropFirst(position) {
             guard let from = models[transition.from], let to = models[transition.to] else {
@@ -137,7 +137,7 @@ extension NSPersistentStoreCoordinator {
             do {
                 mapping = try NSMappingModel.inferredMappingModel(forSourceModel: from, destinationModel: to)
             } catch let refused as NSError {
-                throw MigrationPlan.missingMapping("cannot migrate the store at \(url.path) in stage '\(transition.custom?.label ?? "lightweight")'", refused: refused)
+                throw MigrationPlan.missingMapping("cannot migrate the store at \(url.storeLocation) in stage '\(transition.custom?.label ?? "lightweight")'", refused: refused)
             }
             try migrateInPlace(ofType: storeType, at: url, configuration: configuration, options: options, steps: [(from, to, mapping)])
             if let custom = transition.custom, let handler = custom.didMigrateHandler {

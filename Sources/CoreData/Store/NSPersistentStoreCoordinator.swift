@@ -349,7 +349,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return coreDataError(
             NSPersistentStoreIncompatibleVersionHashError,
             "the model used to open the store is incompatible with the one used to create it: entities \(names) differ"
-                + (url.map { " (store at \($0.path))" } ?? ""),
+                + (url.map { " (store at \($0.storeLocation))" } ?? ""),
             ["entities": differing.sorted()])
     }
 

@@ -95,3 +95,14 @@ extension StoreTypeRegistry {
         return registeredProvider(type)
     }
 }
+
+extension URL {
+    /// The store's location as messages name it: a file's path, or a server URL without its
+    /// password (a PostgreSQL store's URL may carry one).
+    var storeLocation: String {
+        if isFileURL { return path }
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return "<store URL>" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "<store URL>"
+    }
+}
