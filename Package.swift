@@ -101,7 +101,10 @@ let package = Package(
         ),
         .target(
             name: "CoreDataBinaryStore",
-            dependencies: ["CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel"]
+            dependencies: [
+                "CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .target(
             name: "CoreDataXMLFormat",
@@ -149,7 +152,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataSQLiteStore", "CoreDataTestSupport"]
+            dependencies: ["CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataSQLiteStore", "CoreDataTestSupport"]
         ),
         .testTarget(
             name: "CoreDataPageCodecTests",

@@ -16,7 +16,7 @@ extension BinaryStore {
     public static func destroy(path: String, options: BinaryStoreOptions = BinaryStoreOptions()) throws(StoreError) {
         let fs = options.fileSystem
         let beside = ["-wal", "-shm", "-compact", "-creating"].map { path + $0 }
-        guard ([path] + beside).contains(where: { fs.fileExists($0) }) else { return }
+        guard ([path, ExternalDataLayout.folder(ofStore: path)] + beside).contains(where: { fs.fileExists($0) }) else { return }
         let log = try lockedFile(path + "-wal", options: options, permissionsOf: path)
         defer {
             log.unlock()
@@ -37,6 +37,7 @@ extension BinaryStore {
             }
             // The data file first: without it, what is left is never taken for a store.
             for file in [path] + beside where fs.fileExists(file) { try fs.remove(file) }
+            try removeExternalData(store: path, fileSystem: fs)
             try fs.syncDirectory(containing: path)
         } catch let error as StoreError {
             throw error
