@@ -4,7 +4,9 @@ import Foundation
 
 extension BinaryStore {
     /// Rewrites the data file with only the current version of each live object, reclaiming
-    /// superseded versions, tombstones and old index pages (Formats/binary-store.md §10).
+    /// superseded versions, tombstones and old index pages (Formats/binary-store.md §10), and,
+    /// when no other handle has the store open, the external data files no live record names
+    /// (§15.3). A store of format version 1 becomes version 2.
     ///
     /// Crash-safe at every step: the new file is written and synced as `NAME-compact`, then
     /// renamed over `NAME` and the folder synced; until the rename the old file is the store.

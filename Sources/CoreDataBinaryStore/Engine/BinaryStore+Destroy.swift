@@ -3,8 +3,9 @@ import CoreDataFileSystem
 import CoreDataStorage
 
 extension BinaryStore {
-    /// Deletes the store at `path` and every file beside it (`-wal`, `-shm`, and what a
-    /// compaction or creation a crash cut short left), as `destroyPersistentStore` does.
+    /// Deletes the store at `path` and every file beside it (`-wal`, `-shm`, the `-external`
+    /// folder of external binary data, and what a compaction or creation a crash cut short
+    /// left), as `destroyPersistentStore` does.
     ///
     /// It takes the log's write lock first, as a save does (Formats/wal.md §9), so no save,
     /// checkpoint or compaction of another process is cut in half, and it refuses a store that a
