@@ -111,7 +111,10 @@ let package = Package(
         ),
         .target(
             name: "CoreDataBinaryStore",
-            dependencies: ["CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel"]
+            dependencies: [
+                "CoreDataBinaryFormat", "CoreDataPageCodec", "CoreDataFileSystem", "CoreDataStorage", "CoreDataModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .target(
             name: "CoreDataXMLFormat",
@@ -177,8 +180,8 @@ let package = Package(
         .testTarget(
             name: "CoreDataTests",
             dependencies: [
-                "CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataSQLiteStore", "CoreDataTestSupport",
-                "CoreDataPostgreSQL", "CoreDataPostgreSQLStore",
+                "CoreData", "CoreDataStorage", "CoreDataFileSystem", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataSQLiteStore",
+                "CoreDataTestSupport", "CoreDataPostgreSQL", "CoreDataPostgreSQLStore",
             ]
         ),
         .testTarget(

@@ -79,8 +79,10 @@ public struct POSIXFileSystem: StoreFileSystem {
     }
 
     public func paths(startingWith prefix: String) -> [String] {
-        let folder = (prefix as NSString).deletingLastPathComponent
-        let start = (prefix as NSString).lastPathComponent
+        // A prefix ending in a slash names a folder: every file in it.
+        let inFolder = prefix.hasSuffix("/") && prefix.count > 1
+        let folder = inFolder ? String(prefix.dropLast()) : (prefix as NSString).deletingLastPathComponent
+        let start = inFolder ? "" : (prefix as NSString).lastPathComponent
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return [] }
         return names.filter { $0.hasPrefix(start) }.map { folder.isEmpty ? $0 : folder + "/" + $0 }
     }
@@ -107,6 +109,30 @@ public struct POSIXFileSystem: StoreFileSystem {
         guard fd >= 0 else { throw Self.error("open directory", target) }
         defer { _ = Glibc.close(fd) }
         guard fsync(fd) == 0 else { throw Self.error("fsync directory", target) }
+    }
+
+    public func createDirectory(_ path: String, permissionsOf reference: String?) throws(StoreIOError) {
+        var mode: mode_t = 0o755
+        var info = stat()
+        if let reference, stat(reference, &info) == 0 {
+            // Search permission wherever the store may be read: a folder is no use without it.
+            let read = info.st_mode & 0o444
+            mode = (info.st_mode & 0o666) | (read >> 2)
+        }
+        if mkdir(path, mode) != 0 {
+            guard errno == EEXIST else { throw Self.error("create directory", path) }
+            var existing = stat()
+            guard lstat(path, &existing) == 0, (existing.st_mode & S_IFMT) == S_IFDIR else {
+                throw StoreIOError(operation: "create directory", path: path, code: EEXIST, reason: "something that is not a folder has the name")
+            }
+            return
+        }
+        // mkdir applies the umask; the store's own mode is what the folder must have.
+        _ = chmod(path, mode)
+    }
+
+    public func removeDirectory(_ path: String) throws(StoreIOError) {
+        guard rmdir(path) == 0 || errno == ENOENT else { throw Self.error("remove directory", path) }
     }
 
     public func identity(of path: String) -> FileIdentity? {

@@ -29,13 +29,21 @@ public protocol StoreFileSystem: Sendable {
     func publish(_ source: String, as destination: String) throws(StoreIOError)
     func fileExists(_ path: String) -> Bool
     /// The files in the folder of `prefix` whose paths start with `prefix` (leftovers a crash
-    /// left beside a store), in no particular order; empty when the folder cannot be read.
+    /// left beside a store), in no particular order; empty when the folder cannot be read. A
+    /// prefix that ends in `/` lists every file of that folder.
     func paths(startingWith prefix: String) -> [String]
     func remove(_ path: String) throws(StoreIOError)
     /// Replaces `destination` with `source` atomically.
     func rename(_ source: String, to destination: String) throws(StoreIOError)
     /// Makes creates, removes and renames in the folder holding `path` durable.
     func syncDirectory(containing path: String) throws(StoreIOError)
+    /// Makes the folder `path` (its parent must exist), with the permissions of `reference` plus
+    /// search permission where it may be read, so a user's `chmod 600` on the store reaches the
+    /// folders made beside it. Succeeds when the folder exists. The folder's name is durable only
+    /// after ``syncDirectory(containing:)`` of `path`.
+    func createDirectory(_ path: String, permissionsOf reference: String?) throws(StoreIOError)
+    /// Removes the empty folder `path`; succeeds when nothing has the name.
+    func removeDirectory(_ path: String) throws(StoreIOError)
     /// Which file `path` names now (device and inode), `nil` when it names none or the layer
     /// cannot tell. A lock is held on the file the path names only if this equals the locked
     /// file's ``StoreFile/identity()`` after locking.
@@ -73,6 +81,10 @@ extension StoreFileSystem {
         }
         try rename(source, to: destination)
     }
+
+    /// Layers whose folders follow from the paths of their files need not make one.
+    public func createDirectory(_ path: String, permissionsOf reference: String?) throws(StoreIOError) {}
+    public func removeDirectory(_ path: String) throws(StoreIOError) {}
 
     /// Layers that cannot list a folder find no leftovers.
     public func paths(startingWith prefix: String) -> [String] { [] }

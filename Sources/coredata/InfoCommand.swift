@@ -1,5 +1,6 @@
 import ArgumentParser
 import CoreData
+import CoreDataBinaryFormat
 import CoreDataBinaryStore
 import CoreDataSQLiteStore
 import CoreDataStorage
@@ -202,6 +203,10 @@ struct InfoCommand: ParsableCommand {
                 ("frames", .integer(Int64(stats.logFrames))),
                 ("droppedBytes", .integer(Int64(stats.droppedLogBytes))),
             ])),
+            ("externalData", .object([
+                ("files", .integer(Int64(stats.externalFiles))),
+                ("bytes", .integer(Int64(stats.externalBytes))),
+            ])),
             ("metadata", PlistValueFormatting.json(metadata)),
         ])
     }
@@ -224,8 +229,11 @@ struct InfoCommand: ParsableCommand {
             "pages            \(pages.isEmpty ? "none" : pages); data pages \(stats.storedDataPageBytes) bytes stored, \(stats.decodedDataPageBytes) decoded (\(String(format: "%.2f", ratio))x)",
             "last checkpoint  generation \(stats.checkpointGeneration)",
             "log              \(stats.logFileBytes) bytes, \(stats.logSaves) saves in \(stats.logFrames) frames since the last checkpoint\(stats.droppedLogBytes > 0 ? ", \(stats.droppedLogBytes) bytes after the last save (ignored)" : "")",
-            "metadata",
         ]
+        if stats.externalFiles > 0 {
+            lines.append("external data    \(stats.externalFiles) files, \(stats.externalBytes) bytes in \(path)\(ExternalDataLayout.folderSuffix)/ (values of attributes that allow external storage)")
+        }
+        lines.append("metadata")
         lines += PlistValueFormatting.lines(metadata, indent: "  ")
         return lines
     }

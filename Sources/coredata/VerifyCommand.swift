@@ -76,7 +76,8 @@ struct VerifyCommand: ParsableCommand {
                 if report.isIntact {
                     let objects = report.objectsByEntity.values.reduce(0, +)
                     let pages = report.pagesByKind.values.reduce(0, +)
-                    Console.print("intact: \(objects) objects, \(pages) pages, \(report.logCommits) saves in the log")
+                    let external = report.externalFiles > 0 ? ", \(report.externalFiles) external data files" : ""
+                    Console.print("intact: \(objects) objects, \(pages) pages, \(report.logCommits) saves in the log\(external)")
                 }
             }
             if !report.isIntact {
@@ -159,6 +160,9 @@ struct VerifyCommand: ParsableCommand {
             ("pageRecords", .integer(Int64(report.pageRecords))),
             ("logCommits", .integer(Int64(report.logCommits))),
             ("logFrames", .integer(Int64(report.logFrames))),
+            ("externalFiles", .integer(Int64(report.externalFiles))),
+            ("externalBytes", .integer(Int64(report.externalBytes))),
+            ("orphanedExternalFiles", .array(report.orphanedExternalFiles.map { .string($0) })),
         ])
     }
 }

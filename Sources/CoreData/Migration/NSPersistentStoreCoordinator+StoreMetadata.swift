@@ -121,9 +121,11 @@ extension NSPersistentStoreCoordinator {
             if FileManager.default.fileExists(atPath: sourceURL.path + "-wal") {
                 try FileManager.default.copyItem(atPath: sourceURL.path + "-wal", toPath: staging + "-wal")
             }
+            // Before the copy is installed: its records may name them (Formats/binary-store.md §15.4).
+            try BinaryStore.copyExternalData(fromStore: sourceURL.path, toStore: destinationURL.path, fileSystem: fileSystem)
         } catch {
             try? StoreMigration.removeFiles(of: staging, in: fileSystem)
-            throw coreDataError(NSPersistentStoreOperationError, "cannot copy the store at \(sourceURL.path): \(error.localizedDescription)")
+            throw coreDataError(NSPersistentStoreOperationError, "cannot copy the store at \(sourceURL.path): \(error)")
         }
         try StoreMigration.install(staging, at: destinationURL.path, keepingStagedLog: true, in: fileSystem)
     }

@@ -1,4 +1,5 @@
 import CoreDataBinaryFormat
+import CoreDataBinaryStore
 import CoreDataFileSystem
 import CoreDataModel
 import CoreDataXMLFormat
@@ -18,6 +19,11 @@ package enum StoreMigration {
             } catch {
                 throw coreDataError(NSMigrationError, "cannot remove \(file): \(error)")
             }
+        }
+        do {
+            try BinaryStore.removeExternalData(store: path, fileSystem: fileSystem)
+        } catch {
+            throw coreDataError(NSMigrationError, "cannot remove the external data of \(path): \(error)")
         }
     }
 
@@ -53,6 +59,8 @@ package enum StoreMigration {
             if fs.fileExists(path + "-wal") { try fs.remove(path + "-wal") }
             if fs.fileExists(path + XMLStoreLayout.pendingFileSuffix) { try fs.remove(path + XMLStoreLayout.pendingFileSuffix) }
             try fs.syncDirectory(containing: path)
+            // The staged store's external files join the store's before its data file names them.
+            try BinaryStore.moveExternalData(fromStore: staging, toStore: path, fileSystem: fs)
             try fs.rename(staging, to: path)
             if keepingStagedLog, fs.fileExists(staging + "-wal") { try fs.rename(staging + "-wal", to: path + "-wal") }
             // The staged store's shared counters are hints of a closed store (Formats/wal.md §9).

@@ -43,8 +43,9 @@ public struct FileHeader: Sendable, Equatable {
         }
         var reader = ByteReader(bytes, from: 8, to: BinaryStoreLayout.headerSize)
         let version = try reader.uint32()
-        guard version == BinaryStoreLayout.formatVersion else {
-            throw BinaryFormatError(location, "format version \(version) is not supported (this build reads version \(BinaryStoreLayout.formatVersion))")
+        guard BinaryStoreLayout.readableFormatVersions.contains(version) else {
+            let readable = BinaryStoreLayout.readableFormatVersions
+            throw BinaryFormatError(location, "format version \(version) is not supported (this build reads versions \(readable.lowerBound) to \(readable.upperBound))")
         }
         let stored = ByteReader.uint64(in: bytes, at: 56)
         guard stored == PageChecksum.xxh3(Array(bytes[0..<56])) else {

@@ -29,6 +29,8 @@ public enum RecordCodec {
     enum Tag: UInt8 {
         case `false` = 1, `true` = 2, integer = 3, double = 4, decimal = 5, string = 6, date = 7, data = 8, uuid = 9, uri = 10
         case reference = 11, references = 12
+        /// §15: binary data in a file of the external-data folder (format version 2).
+        case externalData = 13
     }
 
     /// Registers in `catalog` the entity and property names `row` uses, and every entity its
@@ -184,10 +186,14 @@ public enum RecordCodec {
     /// without `layouts`, or when they were built for an older catalog that lacks the entity or
     /// a column, in a layout of the entity's catalog names made for this row (slow: for tools).
     ///
+    /// An external data value (§15) becomes the bytes `external` reads; without `external` it is
+    /// an error, since this module does no I/O.
+    ///
     /// - Throws: ``BinaryFormatError`` for any damage; the location is relative to the record
-    ///   (callers prepend the page or log offset).
+    ///   (callers prepend the page or log offset). Errors `external` throws pass through.
     public static func decode(
-        _ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, catalog: Catalog, layouts: RecordLayouts? = nil
+        _ bytes: [UInt8], from start: Int = 0, to end: Int? = nil, catalog: Catalog, layouts: RecordLayouts? = nil,
+        external: ExternalDataLoader? = nil
     ) throws(BinaryFormatError) -> (RecordHeader, StoreRow?) {
         // Well-formed records of a known layout decode in one pass over the bytes in place;
         // the checked reader below handles the rest and words every error.
@@ -218,7 +224,7 @@ public enum RecordCodec {
                 throw BinaryFormatError("", "property index \(index) is out of order or not in \(entity.name)'s \(entity.properties.count) properties")
             }
             previous = index
-            let decoded = try value(&reader, catalog: catalog)
+            let decoded = try value(&reader, catalog: catalog, external: external)
             if let slotOfColumn {
                 let slot = slotOfColumn[index]
                 if slot >= 0 { slots[slot] = decoded }
@@ -230,7 +236,7 @@ public enum RecordCodec {
         return (head, StoreRow(objectID: id, version: head.version, layout: layout, slots: slots))
     }
 
-    static func value(_ reader: inout ByteReader, catalog: Catalog) throws(BinaryFormatError) -> StoreValue {
+    static func value(_ reader: inout ByteReader, catalog: Catalog, external: ExternalDataLoader? = nil) throws(BinaryFormatError) -> StoreValue {
         let rawTag = try reader.uint8("value tag")
         guard let tag = Tag(rawValue: rawTag) else { throw BinaryFormatError("", "unknown value tag \(rawTag)") }
         switch tag {
@@ -262,6 +268,10 @@ public enum RecordCodec {
             ids.reserveCapacity(count)
             for _ in 0..<count { ids.append(try objectID(&reader, catalog: catalog)) }
             return .references(ids)
+        case .externalData:
+            let reference = try ExternalDataReference.decode(&reader)
+            guard let external else { throw BinaryFormatError("", "\(reference) is read from the store's external-data folder, which this decoder was not given") }
+            return .data(try external(reference))
         }
     }
 

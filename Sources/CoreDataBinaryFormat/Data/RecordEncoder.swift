@@ -24,7 +24,11 @@ public struct RecordEncoder {
 
     /// Appends the record of `row` at `version`; returns `false`, writing nothing, when the
     /// catalog lacks an entity or property the row uses (the caller registers and starts over).
-    public mutating func encode(_ row: StoreRow, version: Int64, into writer: inout ByteWriter) -> Bool {
+    ///
+    /// - Parameter external: by slot, the files that hold values of the row (§15): those slots
+    ///   are written as external references (tag 13) instead of their bytes. The caller wrote
+    ///   the files; only a store of format version 2 or later may hold such records.
+    public mutating func encode(_ row: StoreRow, version: Int64, external: [Int: ExternalDataReference] = [:], into writer: inout ByteWriter) -> Bool {
         let name = row.objectID.entityName
         if name != entityName {
             guard let id = catalog.entityID(of: name) else { return false }
@@ -49,6 +53,11 @@ public struct RecordEncoder {
         for (slot, column) in ordered {
             guard let value = row.slots[slot], !value.isNull else { continue }
             writer.varint(UInt64(column))
+            if !external.isEmpty, let reference = external[slot] {
+                writer.uint8(RecordCodec.Tag.externalData.rawValue)
+                reference.encode(into: &writer)
+                continue
+            }
             guard write(value, into: &writer) else {
                 writer.bytes.removeSubrange(start...)
                 return false

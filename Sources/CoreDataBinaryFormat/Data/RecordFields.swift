@@ -10,9 +10,11 @@ extension RecordCodec {
     ///     to skip it. Built once per entity per fetch.
     ///   - values: receives the values; slots the record does not set become `.null`.
     /// - Returns: the record's header; a tombstone leaves every slot `.null`.
-    /// - Throws: ``BinaryFormatError`` for any damage, as ``decode(_:from:to:catalog:)`` does.
+    ///   - external: reads a wanted external data value (§15), as for ``decode(_:from:to:catalog:layouts:external:)``.
+    /// - Throws: ``BinaryFormatError`` for any damage, as ``decode(_:from:to:catalog:layouts:external:)`` does.
     public static func decodeFields(
-        _ bytes: [UInt8], from start: Int, to end: Int, catalog: Catalog, slots: [Int], into values: inout [StoreValue]
+        _ bytes: [UInt8], from start: Int, to end: Int, catalog: Catalog, slots: [Int], into values: inout [StoreValue],
+        external: ExternalDataLoader? = nil
     ) throws(BinaryFormatError) -> RecordHeader {
         for index in values.indices where !values[index].isNull { values[index] = .null }
         // The raw pass reads well-formed records over the bytes in place; anything it does not
@@ -34,7 +36,7 @@ extension RecordCodec {
             previous = index
             let slot = index < slots.count ? slots[index] : -1
             if slot >= 0, slot < values.count {
-                values[slot] = try value(&reader, catalog: catalog)
+                values[slot] = try value(&reader, catalog: catalog, external: external)
             } else {
                 try skipValue(&reader)
             }
@@ -145,6 +147,9 @@ extension RecordCodec {
             for byte in text { high |= byte }
             if high < 0x80 { return .string(String(decoding: text, as: UTF8.self)) }
             return String(validating: text, as: UTF8.self).map { .string($0) }
+        case .externalData:
+            // Its bytes are in a file: the checked decoder reads them through its loader.
+            return nil
         case .decimal, .data, .uuid, .uri, .reference, .references:
             var reader = ByteReader(bytes, from: cursor.position - 1, to: cursor.end)
             guard let value = try? value(&reader, catalog: catalog) else { return nil }
@@ -173,6 +178,8 @@ extension RecordCodec {
                 guard cursor.varint() != nil, cursor.varint() != nil else { return false }
             }
             return true
+        case .externalData:
+            return cursor.varint() != nil && cursor.skip(8 + ExternalDataLayout.digestSize)
         }
     }
 
@@ -198,6 +205,8 @@ extension RecordCodec {
                 _ = try reader.varint("destination entity ID")
                 _ = try reader.varint("destination primary key")
             }
+        case .externalData:
+            _ = try ExternalDataReference.decode(&reader)
         }
     }
 }

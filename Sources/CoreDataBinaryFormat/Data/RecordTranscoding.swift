@@ -1,3 +1,4 @@
+import Foundation
 import CoreDataStorage
 
 /// How the records of one catalog become records of another: the record-level rewrite a schema
@@ -121,7 +122,8 @@ extension RecordCodec {
             default:
                 // Decoded as a fetch would decode it, so that damage is reported, not copied.
                 var value = ByteReader(bytes, from: valueStart, to: end)
-                _ = try RecordCodec.value(&value, catalog: source)
+                // An external value's file stays where it is: only the reference is copied.
+                _ = try RecordCodec.value(&value, catalog: source, external: { _ throws(BinaryFormatError) in Data() })
                 try skipValue(tag, &reader)
                 if column >= 0 { fields.append((column, bytes[valueStart..<reader.position])) }
             }
@@ -178,6 +180,7 @@ extension RecordCodec {
             let length = try reader.count("data length", atMost: reader.remaining)
             _ = try reader.bytes(length, "data")
         case .uuid: _ = try reader.bytes(16, "UUID")
+        case .externalData: _ = try ExternalDataReference.decode(&reader)
         case .reference, .references: preconditionFailure("references are rewritten, not skipped")
         }
     }

@@ -23,11 +23,12 @@ public struct RootSlot: Sendable, Equatable {
         self.objectCount = objectCount
     }
 
-    /// The 128 slot bytes, checksum included.
-    public func encoded() -> [UInt8] {
+    /// The 128 slot bytes, checksum included, of a file of `formatVersion` (the file header's:
+    /// a store keeps its version until it is rewritten whole, §2).
+    public func encoded(formatVersion: UInt32 = BinaryStoreLayout.formatVersion) -> [UInt8] {
         var writer = ByteWriter(capacity: BinaryStoreLayout.rootSlotSize)
         writer.uint32(BinaryStoreLayout.rootSlotMagic)
-        writer.uint32(BinaryStoreLayout.formatVersion)
+        writer.uint32(formatVersion)
         for field in [generation, dataEnd, indexDirectoryOffset, catalogOffset, metadataOffset, logSalt, objectCount] {
             writer.uint64(field)
         }
@@ -53,7 +54,7 @@ public struct RootSlot: Sendable, Equatable {
         do {
             guard try reader.uint32() == BinaryStoreLayout.rootSlotMagic else { return .damaged("the slot's magic is wrong") }
             let version = try reader.uint32()
-            guard version == BinaryStoreLayout.formatVersion else { return .damaged("the slot has format version \(version)") }
+            guard BinaryStoreLayout.readableFormatVersions.contains(version) else { return .damaged("the slot has format version \(version)") }
             let checksum = ByteReader.uint64(in: bytes, at: 120)
             guard checksum == PageChecksum.xxh3(Array(bytes[0..<120])) else { return .damaged("the slot's checksum does not match") }
             let slot = RootSlot(

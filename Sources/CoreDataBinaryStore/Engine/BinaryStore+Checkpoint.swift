@@ -74,7 +74,7 @@ extension BinaryStore {
             // §12; wal.md §5: the log is synced at every checkpoint).
             try logFile.sync()
             try dataFile.sync()
-            try dataFile.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[slot]))
+            try dataFile.write(newRoot.encoded(formatVersion: header.formatVersion), at: UInt64(BinaryStoreLayout.rootSlotOffsets[slot]))
             try dataFile.sync()
         } catch {
             throw .io(detail: "checkpoint could not be made durable; the store must be reopened: \(error)")

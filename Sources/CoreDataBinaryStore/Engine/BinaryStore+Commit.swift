@@ -176,6 +176,8 @@ extension BinaryStore {
         }
 
         if changes.checksReferences { try checkReferences(changes, versions: versions) }
+        // Files before frames: a durable frame never names a file that is not (§15.2).
+        let externals = try writeExternalValues(changes)
 
         // Encode against the current catalog; a save that names something new (rare after the
         // first) registers it and starts over with a catalog entry first.
@@ -203,7 +205,7 @@ extension BinaryStore {
                     let version = updating ? versions[row.objectID] ?? row.version + 1 : 1
                     var fits = true
                     let entry = frames.appendEntry(kind: .put, sizeHint: 256, limit: BinaryStoreLayout.maximumRecordSize) {
-                        fits = encoder.encode(row, version: version, into: &$0)
+                        fits = encoder.encode(row, version: version, external: externals.isEmpty ? [:] : externals[row.objectID] ?? [:], into: &$0)
                     }
                     if let oversized = frames.oversizedEntry {
                         // binary-store.md §5: a record must fit one log entry and one data page.

@@ -4,7 +4,9 @@ import Foundation
 
 extension BinaryStore {
     /// Rewrites the data file with only the current version of each live object, reclaiming
-    /// superseded versions, tombstones and old index pages (Formats/binary-store.md §10).
+    /// superseded versions, tombstones and old index pages (Formats/binary-store.md §10), and,
+    /// when no other handle has the store open, the external data files no live record names
+    /// (§15.3). A store of format version 1 becomes version 2.
     ///
     /// Crash-safe at every step: the new file is written and synced as `NAME-compact`, then
     /// renamed over `NAME` and the folder synced; until the rename the old file is the store.
@@ -57,6 +59,9 @@ extension BinaryStore {
         defer { if !installed { file.close() } }
         var newIndex = ObjectIndex()
         var counter = ProgressCounter(total: current.0.liveCount, report: progress)
+        // The external files the live records name: the rest are removed after the swap (§15.3).
+        let collecting = fileSystem.fileExists(externalDataFolder)
+        var referenced = Set<String>()
         // One read lock for the copy (saves and checkpoints wait on `commitLock`, held here; other
         // readers share it), and each source page looked up once for its run of records.
         try rw.withReadLock { () throws(StoreError) in
@@ -65,6 +70,15 @@ extension BinaryStore {
                 for position in table.keys.indices where table.locations[position] != 0 {
                     counter.step()
                     let (bytes, range) = try recordBytes(at: table.locations[position], run: &run)
+                    if collecting {
+                        do throws(BinaryFormatError) {
+                            for reference in try RecordCodec.externalReferences(in: bytes, from: range.lowerBound, to: range.upperBound, catalog: current.1) {
+                                referenced.insert(reference.fileName)
+                            }
+                        } catch {
+                            throw .corrupt(detail: error.within(Self.describe(table.locations[position])).description)
+                        }
+                    }
                     try packer.add(bytes[range], entityID: entityID, key: table.keys[position], indexed: true, to: &writer)
                 }
             }
@@ -89,12 +103,15 @@ extension BinaryStore {
             throw .io(detail: "compaction could not install the new file; the store must be reopened: \(error)")
         }
         installed = true
+        // Another process may still read records of the old file, whose files must stay.
+        var alone = true
         if sharesWrites, (try? dataFile.lock(exclusive: true, wait: false)) != true {
+            alone = false
             // Other processes still read the old file: a root of a later generation in it tells
             // them to look for the new file before the log starts over (Formats/wal.md §9).
             var signal = root
             signal.generation = generation
-            do { try dataFile.write(signal.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[1 - activeSlot])) } catch {
+            do { try dataFile.write(signal.encoded(formatVersion: header.formatVersion), at: UInt64(BinaryStoreLayout.rootSlotOffsets[1 - activeSlot])) } catch {
                 throw .io(detail: "compaction installed the new file but could not tell the other processes that have the store open; the store must be reopened: \(error)")
             }
         }
@@ -120,5 +137,6 @@ extension BinaryStore {
         pendingBatches.removeAll()
         // The frames left are of the old file (their salt no longer matches): drop them.
         if let logFile { try truncateLog(logFile) }
+        if collecting, alone { try removeUnreferencedExternalFiles(keeping: referenced) }
     }
 }

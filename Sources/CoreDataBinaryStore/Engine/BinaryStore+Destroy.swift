@@ -3,8 +3,9 @@ import CoreDataFileSystem
 import CoreDataStorage
 
 extension BinaryStore {
-    /// Deletes the store at `path` and every file beside it (`-wal`, `-shm`, and what a
-    /// compaction or creation a crash cut short left), as `destroyPersistentStore` does.
+    /// Deletes the store at `path` and every file beside it (`-wal`, `-shm`, the `-external`
+    /// folder of external binary data, and what a compaction or creation a crash cut short
+    /// left), as `destroyPersistentStore` does.
     ///
     /// It takes the log's write lock first, as a save does (Formats/wal.md §9), so no save,
     /// checkpoint or compaction of another process is cut in half, and it refuses a store that a
@@ -16,7 +17,7 @@ extension BinaryStore {
     public static func destroy(path: String, options: BinaryStoreOptions = BinaryStoreOptions()) throws(StoreError) {
         let fs = options.fileSystem
         let beside = ["-wal", "-shm", "-compact", "-creating"].map { path + $0 }
-        guard ([path] + beside).contains(where: { fs.fileExists($0) }) else { return }
+        guard ([path, ExternalDataLayout.folder(ofStore: path)] + beside).contains(where: { fs.fileExists($0) }) else { return }
         let log = try lockedFile(path + "-wal", options: options, permissionsOf: path)
         defer {
             log.unlock()
@@ -37,6 +38,7 @@ extension BinaryStore {
             }
             // The data file first: without it, what is left is never taken for a store.
             for file in [path] + beside where fs.fileExists(file) { try fs.remove(file) }
+            try removeExternalData(store: path, fileSystem: fs)
             try fs.syncDirectory(containing: path)
         } catch let error as StoreError {
             throw error

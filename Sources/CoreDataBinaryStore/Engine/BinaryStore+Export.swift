@@ -40,13 +40,19 @@ extension BinaryStore {
         var complete = false
         defer {
             file.close()
-            if !complete { try? fileSystem.remove(path) }
+            if !complete {
+                try? fileSystem.remove(path)
+                try? Self.removeExternalData(store: path, fileSystem: fileSystem)
+            }
         }
         var newIndex = ObjectIndex()
         var counter = ProgressCounter(total: index.liveCount, report: progress)
         var counts: [Int: Int] = [:]
         var record = ByteWriter()
         var transcoder = RecordTranscoder(plan: transcoding, source: source)
+        // The external files the exported records name go with them (§15.4).
+        let collecting = fileSystem.fileExists(externalDataFolder)
+        var referenced = Set<String>()
         try rw.withReadLock { () throws in
             var run = PageRun()
             for (entityID, table) in index.tables.enumerated() {
@@ -67,6 +73,11 @@ extension BinaryStore {
                         throw StoreError.corrupt(detail: "the record of \(source.entities[entityID].name) \(table.keys[position]) at \(RecordLocation(raw: location)): \(error)")
                     }
                     guard let written else { continue }
+                    if collecting {
+                        for reference in try RecordCodec.externalReferences(in: record.bytes, from: 0, to: record.bytes.count, catalog: transcoding.destination) {
+                            referenced.insert(reference.fileName)
+                        }
+                    }
                     try packer.add(record.bytes[...], entityID: written.entityID, key: written.key, indexed: true, to: &writer)
                     counts[written.entityID, default: 0] += 1
                 }
@@ -79,6 +90,7 @@ extension BinaryStore {
             generation: 1, dataEnd: end, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
             metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
         do {
+            try Self.copyExternalData(fromStore: self.path, toStore: path, names: referenced, fileSystem: fileSystem)
             try file.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[0]))
             try file.sync()
             try fileSystem.syncDirectory(containing: path)

@@ -125,7 +125,7 @@ extension BinaryStore {
     /// The row at `location`; `nil` for a tombstone.
     func readRow(at location: UInt64) throws(StoreError) -> StoreRow? {
         let (bytes, range) = try recordBytes(at: location)
-        do { return try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts).1 } catch {
+        do { return try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts, external: externalLoader).1 } catch {
             throw .corrupt(detail: error.within(Self.describe(location)).description)
         }
     }

@@ -58,13 +58,13 @@ extension BinaryStore {
                 let (bytes, range) = try recordBytes(at: location, run: &run)
                 do {
                     if compiled.filter != nil || !inlineRows {
-                        let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
+                        let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values, external: externalLoader)
                         guard head.kind == .row else { continue }
                         if let filter = compiled.filter, !filter(values) { continue }
                     }
                     if inlineRows {
                         if matched >= offset {
-                            guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts).1 else { continue }
+                            guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts, external: externalLoader).1 else { continue }
                             rows.append(row)
                         } else if compiled.filter == nil,
                                   try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).kind != .row {
@@ -145,7 +145,7 @@ extension BinaryStore {
             let location = table.locations[position]
             let (bytes, range) = try recordBytes(at: location)
             do {
-                let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values)
+                let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values, external: externalLoader)
                 if head.kind == .row { entries.append((values[0], table.keys[position])) }
             } catch {
                 throw .corrupt(detail: error.within(Self.describe(location)).description)

@@ -42,6 +42,11 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     let fileSystem: any StoreFileSystem
     let entities: [String: NSEntityDescription]
     let hasUniquenessConstraints: Bool
+    /// Per entity name, the attributes whose large values go to the external-data folder
+    /// (Formats/binary-store.md §15); empty for most models.
+    let externalAttributes: [String: Set<String>]
+    /// Reads external values for the record decoders, which do no I/O of their own.
+    let externalLoader: ExternalDataLoader
     /// Builds history transactions when the store records them.
     let historyRecorder: StoreHistoryRecorder?
     let cache: PageCache
@@ -199,6 +204,8 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         self.historyRecorder = options.recordsHistory ? StoreHistoryRecorder(entities: model.entitiesByName) : nil
         self.modelLayouts = model.entitiesByName.mapValues(\.propertyLayout)
         self.hasUniquenessConstraints = model.entities.contains { !$0.uniquenessConstraints.isEmpty }
+        self.externalAttributes = Self.externalAttributes(of: model)
+        self.externalLoader = Self.externalLoader(store: path, fileSystem: options.fileSystem)
         self.cache = PageCache(capacity: options.pageCacheBytes)
         self.indexedAttributes = Self.indexedAttributes(of: model)
         let counters: (any StoreSharedCounters)?

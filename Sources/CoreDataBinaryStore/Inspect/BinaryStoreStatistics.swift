@@ -43,6 +43,11 @@ public struct BinaryStoreStatistics: Sendable, Equatable {
     public var logFrames: Int
     /// Log bytes after the last committed save: a torn tail or frames of an earlier checkpoint.
     public var droppedLogBytes: UInt64
+    /// §15: files in the external-data folder (finished values, whether or not a record still
+    /// names them; `verify` tells them apart).
+    public var externalFiles = 0
+    /// §15: the bytes of those files.
+    public var externalBytes: UInt64 = 0
 }
 
 extension BinaryStore {
@@ -83,7 +88,7 @@ extension BinaryStore {
             let logRecordBytes = log.replay?.transactions.reduce(0) { $0 + $1.records.reduce(0) { $0 + $1.length } } ?? 0
             let dataSize: UInt64
             do throws(StoreIOError) { dataSize = try dataFile.size() } catch { throw Self.ioError(error) }
-            return BinaryStoreStatistics(
+            var statistics = BinaryStoreStatistics(
                 formatVersion: header.formatVersion, pageSize: header.pageSize, storeUUID: header.storeUUID,
                 createdMilliseconds: header.created, checkpointGeneration: root.generation, dataEnd: root.dataEnd,
                 dataFileBytes: dataSize, objectsByEntity: counts, liveRecordBytes: live,
@@ -93,6 +98,13 @@ extension BinaryStore {
                 logSaves: log.replay?.transactions.count ?? 0,
                 logFrames: log.replay?.transactions.reduce(0) { $0 + $1.frames } ?? 0,
                 droppedLogBytes: log.replay?.droppedBytes ?? 0)
+            for name in Self.externalFiles(store: path, fileSystem: fileSystem) where ExternalDataLayout.isValueFileName(name) {
+                guard let file = try? fileSystem.open(externalDataFolder + "/" + name, create: false, readOnly: true) else { continue }
+                statistics.externalFiles += 1
+                statistics.externalBytes += (try? file.size()) ?? 0
+                file.close()
+            }
+            return statistics
         }
     }
 

@@ -26,6 +26,13 @@ public struct BinaryStoreVerification: Sendable, CustomStringConvertible {
     /// Stored and decoded bytes of all data pages (the compression ratio).
     public var storedPageBytes = 0
     public var decodedPageBytes = 0
+    /// External data files the records name, checked whole (Formats/binary-store.md §15).
+    public var externalFiles = 0
+    /// The bytes of those files.
+    public var externalBytes: UInt64 = 0
+    /// Files in the external-data folder that no record names, by name: not damage
+    /// (compaction removes them), listed in ``notes`` too.
+    public var orphanedExternalFiles: [String] = []
 
     public var isIntact: Bool { issues.isEmpty }
 

@@ -1,5 +1,6 @@
 import CoreDataBinaryFormat
 import CoreDataStorage
+import Foundation
 
 /// Reads a whole binary store and its log and lists every damaged location
 /// (Formats/binary-store.md §13). Reads only; takes no lock.
@@ -10,6 +11,11 @@ struct BinaryStoreVerifier {
     /// Root slots that do not decode while the other does; judged once the log is read.
     private var damagedRootSlots: [(location: String, why: String)] = []
     private var pagesPastDataEnd = false
+    /// Every external data file the records name (§15), by file name, with the first record
+    /// that names it.
+    private var externalReferences: [String: (reference: ExternalDataReference, location: String)] = [:]
+    /// A decoder's stand-in for the external files, which are checked once each at the end.
+    private static let skipExternal: ExternalDataLoader = { _ throws(BinaryFormatError) in Data() }
 
     init(path: String, fileSystem: any StoreFileSystem) {
         self.path = path
@@ -118,7 +124,13 @@ struct BinaryStoreVerifier {
                     for slot in 0..<dataPage.count {
                         guard let range = dataPage.range(of: slot), let catalog else { continue }
                         do {
-                            let (record, _) = try RecordCodec.decode(dataPage.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog)
+                            let (record, _) = try RecordCodec.decode(
+                                dataPage.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog, external: Self.skipExternal)
+                            if header.formatVersion >= ExternalDataLayout.firstFormatVersion {
+                                note(try RecordCodec.externalReferences(in: dataPage.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog)) {
+                                    "data file offset \(offset), slot \(slot)"
+                                }
+                            }
                             result.pageRecords += 1
                             let key = ObjectKey(entityID: record.entityID, key: record.primaryKey)
                             expected[key] = record.kind == .row ? RecordLocation.page(offset: offset, slot: slot).raw : nil
@@ -172,6 +184,33 @@ struct BinaryStoreVerifier {
                 let name = key.entityID < catalog.entities.count ? catalog.entities[key.entityID].name : "entity \(key.entityID)"
                 result.objectsByEntity[name, default: 0] += 1
             }
+            verifyExternalFiles()
+        }
+    }
+
+    private mutating func note(_ references: [ExternalDataReference], at location: () -> String) {
+        for reference in references where externalReferences[reference.fileName] == nil {
+            externalReferences[reference.fileName] = (reference, location())
+        }
+    }
+
+    /// Every file a record names must hold its value (length and checksum); files no record
+    /// names are noted, not damage: deleted or replaced values wait for compaction, and a crash
+    /// between a file and its save leaves one (§15.3).
+    private mutating func verifyExternalFiles() {
+        for (name, (reference, location)) in externalReferences.sorted(by: { $0.key < $1.key }) {
+            do {
+                let value = try BinaryStore.loadExternalValue(reference, store: path, fileSystem: fileSystem)
+                result.externalFiles += 1
+                result.externalBytes += UInt64(value.count)
+            } catch {
+                result.report(error.location, "\(error.problem) (named by the record at \(location), file \(name))")
+            }
+        }
+        let orphans = BinaryStore.externalFiles(store: path, fileSystem: fileSystem).filter { externalReferences[$0] == nil }
+        result.orphanedExternalFiles = orphans.sorted()
+        if !orphans.isEmpty {
+            result.notes.append("\(orphans.count) external data file\(orphans.count == 1 ? "" : "s") no record names (deleted or replaced values, or a save a crash cut short; compaction removes them)")
         }
     }
 
@@ -213,7 +252,10 @@ struct BinaryStoreVerifier {
                     let length = Int(try reader.uint32())
                     let bytes = try log.read(at: offset, count: LogLayout.entryHeaderSize + length)
                     let (_, body) = try LogEntryCodec.body(ofEntry: bytes, at: offset)
-                    do { _ = try RecordCodec.decode(bytes, from: body.lowerBound, to: body.upperBound, catalog: current) } catch {
+                    do {
+                        _ = try RecordCodec.decode(bytes, from: body.lowerBound, to: body.upperBound, catalog: current, external: Self.skipExternal)
+                        note(try RecordCodec.externalReferences(in: bytes, from: body.lowerBound, to: body.upperBound, catalog: current)) { "log offset \(offset)" }
+                    } catch {
                         result.report("log offset \(offset)", error.problem)
                     }
                 }

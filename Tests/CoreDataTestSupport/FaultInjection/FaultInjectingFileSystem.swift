@@ -87,6 +87,11 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     private var names: [String: Int] = [:]
     private var durableNames: [String: Int] = [:]
     private var unsyncedFolderChanges: [FolderChange] = []
+    /// Folders made with `createDirectory`, now and as the disk holds them: a folder's name is
+    /// durable once its parent is synced, and a power loss takes the files of a folder whose name
+    /// was not with it.
+    private var directories: Set<String> = []
+    private var durableDirectories: Set<String> = []
     private var nextInode = 1
     private var plan: FaultPlan
     private var count = 0
@@ -101,6 +106,8 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     /// A file system holding `image`, all of it durable.
     package init(image: DiskImage = DiskImage(), plan: FaultPlan = .none) {
         self.plan = plan
+        directories = image.directories
+        durableDirectories = image.directories
         for (path, bytes) in image.files {
             let id = nextInode
             nextInode += 1
@@ -216,7 +223,30 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
     }
 
     package func fileExists(_ path: String) -> Bool {
-        lock.withLock { names[path] != nil }
+        lock.withLock { names[path] != nil || directories.contains(path) }
+    }
+
+    package func createDirectory(_ path: String, permissionsOf reference: String?) throws(StoreIOError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if directories.contains(path) { return }
+        let fate = try begin("create directory", path)
+        if case .fail(let error, _) = fate { throw error }
+        directories.insert(path)
+        if case .crash(let error) = fate { throw error }
+    }
+
+    package func removeDirectory(_ path: String) throws(StoreIOError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard directories.contains(path) else { return }
+        if names.keys.contains(where: { Self.folder(of: $0) == path }) {
+            throw StoreIOError(operation: "remove directory", path: path, code: ENOTEMPTY, reason: String(cString: strerror(ENOTEMPTY)))
+        }
+        let fate = try begin("remove directory", path)
+        if case .fail(let error, _) = fate { throw error }
+        directories.remove(path)
+        if case .crash(let error) = fate { throw error }
     }
 
     package func paths(startingWith prefix: String) -> [String] {
@@ -257,6 +287,10 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
         switch fate {
         case .crash(let error), .fail(let error, _): throw error
         case .proceed: break
+        }
+        for directory in directories where Self.folder(of: directory) == folder { durableDirectories.insert(directory) }
+        for directory in durableDirectories where Self.folder(of: directory) == folder && !directories.contains(directory) {
+            durableDirectories.remove(directory)
         }
         var kept: [FolderChange] = []
         for change in unsyncedFolderChanges {
@@ -384,8 +418,11 @@ package final class FaultInjectingFileSystem: StoreFileSystem, @unchecked Sendab
             break
         }
         var image = DiskImage()
+        image.directories = policy == .processCrash ? directories : durableDirectories
+        let lostDirectories = directories.union(durableDirectories).subtracting(image.directories)
         for path in folder.keys.sorted() {
             guard let id = folder[path], let inode = inodes[id] else { continue }
+            if lostDirectories.contains(Self.folder(of: path)) { continue }
             image.files[path] = Self.contents(of: inode, after: policy, using: &generator)
         }
         return image

@@ -41,8 +41,13 @@ package enum PowerLossPolicy: Sendable, Hashable, CustomStringConvertible {
 /// The files on a disk after a crash, by path.
 package struct DiskImage: Sendable, Equatable {
     package var files: [String: [UInt8]] = [:]
+    /// Folders made by the store (its external-data folder), which may be empty.
+    package var directories: Set<String> = []
 
-    package init(files: [String: [UInt8]] = [:]) { self.files = files }
+    package init(files: [String: [UInt8]] = [:], directories: Set<String> = []) {
+        self.files = files
+        self.directories = directories
+    }
 
     /// A hash of every path and byte, to tell images apart cheaply.
     package var fingerprint: UInt64 {
@@ -51,6 +56,7 @@ package struct DiskImage: Sendable, Equatable {
             hash = PageChecksum.xxh3(Array(path.utf8), seed: hash)
             hash = PageChecksum.xxh3(files[path] ?? [], seed: hash)
         }
+        for directory in directories.sorted() { hash = PageChecksum.xxh3(Array(directory.utf8), seed: hash) }
         return hash
     }
 }

@@ -5,7 +5,9 @@ import Foundation
 
 /// The model of the crash and fault suites: the ``AllTypesModel`` (Owner 1—* Item (ordered),
 /// Item *—* Tag, Items carry every attribute type) with `Owner.rank` and a `Note` entity of large
-/// binary values (a save of notes spans several log frames), and its rows. Its items' values
+/// binary values (a save of notes spans several log frames), an `Attachment` entity whose
+/// `payload` allows external storage (Formats/binary-store.md §15; `preview` does not), and its
+/// rows. Its items' values
 /// differ from BinaryTestModel's: they also vary by a variant, which the crash workload's updates use.
 package enum CrashTestModel {
     package static let model: NSManagedObjectModel = {
@@ -15,10 +17,15 @@ package enum CrashTestModel {
             AllTypesModel.attribute("title", .stringAttributeType), AllTypesModel.attribute("body", .binaryDataAttributeType),
             AllTypesModel.attribute("written", .dateAttributeType),
         ]
-        return AllTypesModel.make(ownerAttributes: [AllTypesModel.attribute("rank", .integer16AttributeType)], entities: [note])
+        let attachment = NSEntityDescription()
+        attachment.name = "Attachment"
+        let payload = AllTypesModel.attribute("payload", .binaryDataAttributeType)
+        payload.allowsExternalBinaryDataStorage = true
+        attachment.properties = [AllTypesModel.attribute("name", .stringAttributeType), payload, AllTypesModel.attribute("preview", .binaryDataAttributeType)]
+        return AllTypesModel.make(ownerAttributes: [AllTypesModel.attribute("rank", .integer16AttributeType)], entities: [note, attachment])
     }()
 
-    package static let entityNames = ["Item", "Note", "Owner", "Tag"]
+    package static let entityNames = ["Attachment", "Item", "Note", "Owner", "Tag"]
 
     package static func id(_ entity: String, _ key: Int64) -> StoreObjectID {
         StoreObjectID(entityName: entity, primaryKey: key)
@@ -54,7 +61,25 @@ package enum CrashTestModel {
 
     /// A note whose body is `size` bytes of poorly compressible data.
     package static func note(_ key: Int64, size: Int) -> StoreRow {
-        var generator = SeededGenerator(seed: UInt64(key))
+        StoreRow(objectID: id("Note", key), version: 0, values: [
+            "title": .string("note \(key)"), "body": .data(noise(seed: UInt64(key), size: size)),
+            "written": .date(Date(timeIntervalSinceReferenceDate: Double(key))),
+        ])
+    }
+
+    /// An attachment whose payload is `size` bytes of noise from `seed` (external from
+    /// `ExternalDataLayout.threshold` bytes on) and whose preview is `previewSize` bytes
+    /// (always in the record).
+    package static func attachment(_ key: Int64, _ name: String, size: Int, seed: UInt64, previewSize: Int = 0) -> StoreRow {
+        StoreRow(objectID: id("Attachment", key), version: 0, values: [
+            "name": .string(name), "payload": size > 0 ? .data(noise(seed: seed, size: size)) : .null,
+            "preview": previewSize > 0 ? .data(noise(seed: seed &+ 1, size: previewSize)) : .null,
+        ])
+    }
+
+    /// `size` bytes of poorly compressible data from `seed`.
+    package static func noise(seed: UInt64, size: Int) -> Data {
+        var generator = SeededGenerator(seed: seed)
         var body = Data(count: size)
         body.withUnsafeMutableBytes { raw in
             var position = 0
@@ -67,8 +92,6 @@ package enum CrashTestModel {
                 }
             }
         }
-        return StoreRow(objectID: id("Note", key), version: 0, values: [
-            "title": .string("note \(key)"), "body": .data(body), "written": .date(Date(timeIntervalSinceReferenceDate: Double(key))),
-        ])
+        return body
     }
 }

@@ -196,4 +196,35 @@ package struct CrashWorkload: Sendable {
         w.close()
         return w
     }()
+
+    /// External binary data (Formats/binary-store.md §15): large values written, kept by an
+    /// update of another attribute, replaced, shared by two objects, deleted and rolled into a
+    /// checkpoint and a compaction (which removes the files no record names), with small values
+    /// in the records beside them, reads in between and a reopen.
+    package static let externalData: CrashWorkload = {
+        typealias M = CrashTestModel
+        let large = 120 * 1_024
+        var w = CrashWorkload()
+        w.open()
+        w.save("insert two large attachments and a small one", insert: [
+            M.attachment(1, "a", size: large, seed: 1, previewSize: 300), M.attachment(2, "b", size: large + 7, seed: 2),
+            M.attachment(3, "c", size: 2_000, seed: 3),
+        ])
+        w.check()
+        w.save("rename attachment 1 (its payload stays)", update: [M.attachment(1, "a2", size: large, seed: 1, previewSize: 300)])
+        w.save("replace attachment 2's payload, insert 4 with attachment 1's bytes", insert: [M.attachment(4, "d", size: large, seed: 1)],
+               update: [M.attachment(2, "b2", size: large + 100, seed: 22)])
+        w.checkpoint()
+        w.save("delete attachment 1, grow attachment 3 past the threshold",
+               update: [M.attachment(3, "c2", size: large, seed: 33)], delete: [M.id("Attachment", 1)])
+        w.reopen()
+        w.check()
+        w.save("shrink attachment 2 below the threshold", update: [M.attachment(2, "b3", size: 500, seed: 5)])
+        w.compact()
+        w.check()
+        w.save("insert attachment 5, delete 4", insert: [M.attachment(5, "e", size: large * 2, seed: 55)], delete: [M.id("Attachment", 4)])
+        w.check()
+        w.close()
+        return w
+    }()
 }
