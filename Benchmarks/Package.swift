@@ -11,6 +11,8 @@ let package = Package(
     dependencies: [
         .package(name: "CoreData", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -25,6 +27,9 @@ let package = Package(
                 .product(name: "CoreData", package: "CoreData"),
                 .product(name: "CoreDataBinaryStore", package: "CoreData"),
                 .product(name: "CoreDataXMLStore", package: "CoreData"),
+                .product(name: "CoreDataPostgreSQL", package: "CoreData"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -878,6 +878,19 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
         }
     }
 
+    // MARK: Inspection
+
+    /// The names of the store's indexes (`pg_indexes` of its schema), sorted: for tests and tools.
+    package func indexNames() throws(StoreError) -> [String] {
+        try run { [database, configuration] () async throws -> [String] in
+            var binds = PostgresBindings()
+            binds.append(configuration.schema)
+            return try await database.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname", binds).map {
+                try $0.makeRandomAccess()[0].decode(String.self)
+            }
+        }
+    }
+
     // MARK: Closing
 
     public func close() throws(StoreError) {

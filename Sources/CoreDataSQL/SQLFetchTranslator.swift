@@ -58,10 +58,15 @@ package struct SQLFetchTranslator {
     static let maximumDepth = 8
 
     /// The condition on rows of `entity`'s table that `predicate` implies.
-    package func condition(_ predicate: CoreDataPredicate.NSPredicate, entity: SQLSchema.Entity, depth: Int = 0) -> Condition {
+    ///
+    /// `positive` is false beneath an odd number of `NOT`s: there a comparison with NULL must read
+    /// false (`coalesce(…, FALSE)`), where elsewhere NULL excludes the row as false does, so the
+    /// comparison stays bare and an index on its column can serve it.
+    package func condition(_ predicate: CoreDataPredicate.NSPredicate, entity: SQLSchema.Entity, depth: Int = 0, positive: Bool = true) -> Condition {
         if let truth = predicate.constantTruth { return truth ? all : none }
         if let compound = predicate as? NSCompoundPredicate {
-            let parts = compound.subpredicates.map { condition($0, entity: entity, depth: depth) }
+            let inner = compound.compoundPredicateType == .not ? !positive : positive
+            let parts = compound.subpredicates.map { condition($0, entity: entity, depth: depth, positive: inner) }
             switch compound.compoundPredicateType {
             case .and:
                 let kept = parts.filter { !$0.selectsAll }
@@ -82,10 +87,16 @@ package struct SQLFetchTranslator {
             }
         }
         guard let comparison = predicate as? NSComparisonPredicate else { return superset }
-        return self.comparison(comparison, entity: entity, depth: depth)
+        return self.comparison(comparison, entity: entity, depth: depth, positive: positive)
     }
 
-    private func comparison(_ predicate: NSComparisonPredicate, entity: SQLSchema.Entity, depth: Int) -> Condition {
+    /// `expression`, which may be NULL, as a condition: bare where NULL reads as false anyway,
+    /// else with NULL turned into false.
+    private func wrap(_ expression: String, _ positive: Bool) -> String {
+        positive ? "(\(expression))" : "coalesce(\(expression), \(dialect.falseSQL))"
+    }
+
+    private func comparison(_ predicate: NSComparisonPredicate, entity: SQLSchema.Entity, depth: Int, positive: Bool) -> Condition {
         guard depth < Self.maximumDepth else { return superset }
         // ALL over a nil or empty collection holds in the evaluator: only a re-check can say it.
         guard predicate.comparisonPredicateModifier != .all else { return superset }
@@ -116,8 +127,11 @@ package struct SQLFetchTranslator {
         // for nil decides what such rows (and dangling keys) get.
         let isNull = constant == nil || constant is NSNull
         let matchesNil = (type == .equalTo && isNull) || (type == .notEqualTo && !isNull)
-        return path(components[...], entity: entity, depth: depth, anyAllowed: predicate.comparisonPredicateModifier == .any, sawToMany: false, matchesNil: matchesNil) { (last, target) in
-            leaf(last, in: target, type: type, options: options, constant: constant)
+        return path(
+            components[...], entity: entity, depth: depth, anyAllowed: predicate.comparisonPredicateModifier == .any, sawToMany: false,
+            matchesNil: matchesNil, positive: positive
+        ) { (last, target, positive) in
+            leaf(last, in: target, type: type, options: options, constant: constant, positive: positive)
         }
     }
 
@@ -125,21 +139,21 @@ package struct SQLFetchTranslator {
     /// to-many one (under `ANY`) `Z_PK IN (SELECT <inverse column> FROM …)`.
     private func path(
         _ components: ArraySlice<String>, entity: SQLSchema.Entity, depth: Int, anyAllowed: Bool, sawToMany: Bool, matchesNil: Bool,
-        leaf: (String, SQLSchema.Entity) -> Condition
+        positive: Bool, leaf: (String, SQLSchema.Entity, Bool) -> Condition
     ) -> Condition {
         guard let first = components.first else { return superset }
         if components.count == 1 {
             // ANY over a single value (no to-many on the way) matches nothing when it is nil: a
             // meaning SQL's comparisons do not have.
             if anyAllowed && !sawToMany { return superset }
-            return leaf(first, entity)
+            return leaf(first, entity, positive)
         }
         let rest = components.dropFirst()
         if let toOne = entity.toOnes.first(where: { $0.name == first }),
            let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] }) {
-            let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: sawToMany, matchesNil: matchesNil, leaf: leaf)
+            let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: sawToMany, matchesNil: matchesNil, positive: true, leaf: leaf)
             guard !inner.selectsAll else { return superset }
-            var sql = "coalesce(\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql)), \(dialect.falseSQL))"
+            var sql = wrap("\(toOne.column) IN (SELECT Z_PK FROM \(toOne.destination.table) WHERE \(inner.sql))", positive)
             if matchesNil {
                 // No destination (or a key naming no row, which reads as none) reads nil.
                 sql = "(\(sql) OR coalesce(\(toOne.column) IS NULL OR \(toOne.column) NOT IN (SELECT Z_PK FROM \(toOne.destination.table)), \(dialect.falseSQL)))"
@@ -149,15 +163,15 @@ package struct SQLFetchTranslator {
         guard anyAllowed, let toMany = entity.toManys.first(where: { $0.name == first }),
               let destination = entity.entity.relationshipsByName[first]?.destinationEntity?.name.flatMap({ schema.entities[$0] })
         else { return superset }
-        let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: true, matchesNil: matchesNil, leaf: leaf)
+        let inner = path(rest, entity: destination, depth: depth + 1, anyAllowed: anyAllowed, sawToMany: true, matchesNil: matchesNil, positive: true, leaf: leaf)
         guard !inner.selectsAll else { return superset }
         switch toMany.storage {
         case .inverseColumn(let table, let column, _):
             return Condition(
-                sql: "coalesce(Z_PK IN (SELECT \(column) FROM \(table) WHERE \(inner.sql)), \(dialect.falseSQL))", values: inner.values, isExact: inner.isExact)
+                sql: wrap("Z_PK IN (SELECT \(column) FROM \(table) WHERE \(inner.sql))", positive), values: inner.values, isExact: inner.isExact)
         case .joinTable(let join, let ownColumn, let otherColumn, _):
             return Condition(
-                sql: "coalesce(Z_PK IN (SELECT \(ownColumn) FROM \(join.name) WHERE \(otherColumn) IN (SELECT Z_PK FROM \(destination.hierarchy.table) WHERE \(inner.sql))), \(dialect.falseSQL))",
+                sql: wrap("Z_PK IN (SELECT \(ownColumn) FROM \(join.name) WHERE \(otherColumn) IN (SELECT Z_PK FROM \(destination.hierarchy.table) WHERE \(inner.sql)))", positive),
                 values: inner.values, isExact: inner.isExact)
         }
     }
@@ -165,7 +179,7 @@ package struct SQLFetchTranslator {
     /// One property of `entity` compared with a constant.
     private func leaf(
         _ name: String, in entity: SQLSchema.Entity, type: NSComparisonPredicate.Operator,
-        options: NSComparisonPredicate.Options, constant: Any?
+        options: NSComparisonPredicate.Options, constant: Any?, positive: Bool
     ) -> Condition {
         if let toOne = entity.toOnes.first(where: { $0.name == name }) {
             // A to-one relationship against an object or nil.
@@ -207,7 +221,7 @@ package struct SQLFetchTranslator {
         case .equalTo:
             if isNull { return Condition(sql: "(\(column) IS NULL)", values: [], isExact: true) }
             guard let value = value(constant, for: attribute) else { return superset }
-            return Condition(sql: "coalesce(\(column) = ?, \(dialect.falseSQL))", values: [value], isExact: true)
+            return Condition(sql: wrap("\(column) = ?", positive), values: [value], isExact: true)
         case .notEqualTo:
             if isNull { return Condition(sql: "(\(column) IS NOT NULL)", values: [], isExact: true) }
             guard let value = value(constant, for: attribute) else { return superset }
@@ -215,18 +229,18 @@ package struct SQLFetchTranslator {
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard orderable, !isNull, let value = value(constant, for: attribute) else { return superset }
             let symbol = [NSComparisonPredicate.Operator.lessThan: "<", .lessThanOrEqualTo: "<=", .greaterThan: ">", .greaterThanOrEqualTo: ">="][type] ?? "="
-            return Condition(sql: "coalesce(\(column) \(symbol) ?, \(dialect.falseSQL))", values: [value], isExact: true)
+            return Condition(sql: wrap("\(column) \(symbol) ?", positive), values: [value], isExact: true)
         case .between:
             guard orderable, let bounds = Self.collection(constant), bounds.count == 2,
                   let low = value(bounds[0], for: attribute), let high = value(bounds[1], for: attribute) else { return superset }
-            return Condition(sql: "coalesce(\(column) BETWEEN ? AND ?, \(dialect.falseSQL))", values: [low, high], isExact: true)
+            return Condition(sql: wrap("\(column) BETWEEN ? AND ?", positive), values: [low, high], isExact: true)
         case .in:
             guard let items = Self.collection(constant) else { return superset }
             let values = items.compactMap { value($0, for: attribute) }
             guard values.count == items.count else { return superset }
             if values.isEmpty { return none }
             return Condition(
-                sql: "coalesce(\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", "))), \(dialect.falseSQL))", values: values, isExact: true)
+                sql: wrap("\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))", positive), values: values, isExact: true)
         case .beginsWith, .endsWith, .contains:
             guard attribute.type == .stringAttributeType, let text = constant as? String else { return superset }
             // Character positions, not LIKE: no wildcards, and case kept.
@@ -234,11 +248,11 @@ package struct SQLFetchTranslator {
             if text.isEmpty { return Condition(sql: "(\(column) IS NOT NULL)", values: [], isExact: true) }
             switch type {
             case .beginsWith:
-                return Condition(sql: "coalesce(\(dialect.beginsWith(column)), \(dialect.falseSQL))", values: [.text(text), .text(text)], isExact: true)
+                return Condition(sql: wrap("\(dialect.beginsWith(column))", positive), values: [.text(text), .text(text)], isExact: true)
             case .endsWith:
-                return Condition(sql: "coalesce(\(dialect.endsWith(column)), \(dialect.falseSQL))", values: [.text(text), .text(text)], isExact: true)
+                return Condition(sql: wrap("\(dialect.endsWith(column))", positive), values: [.text(text), .text(text)], isExact: true)
             default:
-                return Condition(sql: "coalesce(\(dialect.contains(column)), \(dialect.falseSQL))", values: [.text(text)], isExact: true)
+                return Condition(sql: wrap("\(dialect.contains(column))", positive), values: [.text(text)], isExact: true)
             }
         default:
             return superset

@@ -443,6 +443,18 @@ package struct SQLSchema: @unchecked Sendable {
                 }
                 let columnByName = Dictionary(
                     (entity.attributes.map { ($0.name, $0.column) } + entity.toOnes.map { ($0.name, $0.column) }), uniquingKeysWith: { first, _ in first })
+                if dialect == .postgreSQL {
+                    // The model's fetch indexes (`Formats/postgresql-store.md` §4); Apple's SQLite
+                    // layout keeps only what Core Data wrote for the fixtures, which have none.
+                    for index in entity.entity.indexes {
+                        let columns = index.elements.compactMap { element in
+                            columnByName[element.propertyName].map { $0 + (element.isAscending ? "" : " DESC") }
+                        }
+                        guard columns.count == index.elements.count, !columns.isEmpty else { continue }
+                        let name = dialect.quote("Z_\(entity.name)_\(index.name)")
+                        statements.append("CREATE INDEX \(name) ON \(hierarchy.table) (\(columns.joined(separator: ", ")))")
+                    }
+                }
                 for constraint in entity.entity.uniquenessConstraintNames where entity.entity.superentity == nil || Self.ownsConstraint(constraint, entity.entity) {
                     let columns = constraint.compactMap { columnByName[$0] }
                     guard columns.count == constraint.count, !columns.isEmpty else { continue }

@@ -27,6 +27,9 @@ struct Bench: ParsableCommand {
     @Flag(help: "Print JSON instead of the table.")
     var json = false
 
+    @Option(help: "A PostgreSQL server (postgres://user@host:port/database): run only the PostgreSQL workloads there, our store beside raw postgres-nio.")
+    var postgres: String?
+
     // A child process of the processes phase (Processes.runChild).
     @Option(help: .hidden) var childRole: String?
     @Option(help: .hidden) var childSide = "ours"
@@ -39,6 +42,13 @@ struct Bench: ParsableCommand {
             try Processes.runChild(role: childRole, side: childSide, path: childPath, first: childFirst, count: childCount)
             return
         }
+        if let postgres {
+            guard let url = URL(string: postgres) else { throw ValidationError("--postgres is not a URL") }
+            let bench = PostgreSQLBench(url: url, objects: objects, users: Users.make(count: objects))
+            let rows = try Self.wait { try await bench.run() }
+            print(PostgreSQLBench.table(rows, objects: objects))
+            return
+        }
         let only = self.only.map { Set($0.split(separator: ",").map(String.init)) }
         let runner = Runner(objects: objects, repetitions: repetitions, only: only)
         let results = try runner.run()
@@ -49,6 +59,19 @@ struct Bench: ParsableCommand {
             objects: objects, repetitions: repetitions, results: results
         )
         print(json ? Report.json(report) : Report.table(report))
+    }
+
+    /// Runs async work from the synchronous command and waits for it.
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        nonisolated(unsafe) var result: Result<T, any Error>?
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        guard let result else { throw CancellationError() }
+        return try result.get()
     }
 
     static func machine() -> String {

@@ -132,4 +132,28 @@ final class PostgreSQLStoreTests: XCTestCase {
             XCTAssertEqual((error as NSError).code, NSPersistentStoreIncompatibleVersionHashError, "\(error)")
         }
     }
+
+    func testFetchIndexesAndUniquenessConstraintsBecomeIndexes() throws {
+        let url = try serverURL()
+        let model = NSManagedObjectModel()
+        let user = NSEntityDescription()
+        user.name = "User"
+        let name = NSAttributeDescription()
+        name.name = "name"
+        name.attributeType = .stringAttributeType
+        let age = NSAttributeDescription()
+        age.name = "age"
+        age.attributeType = .integer64AttributeType
+        user.properties = [name, age]
+        user.uniquenessConstraints = [["name"]]
+        user.indexes = [NSFetchIndexDescription(name: "byAgeAndName", elements: [
+            NSFetchIndexElementDescription(propertyName: "age", collationType: .binary),
+            NSFetchIndexElementDescription(propertyName: "name", collationType: .binary, isAscending: false),
+        ])]
+        model.entities = [user]
+        _ = NSPersistentStoreCoordinator(managedObjectModel: model)
+        let store = try PostgreSQLStore(configuration: PostgreSQLStoreConfiguration(url: url), model: model, metadata: StoreMetadata())
+        defer { try? store.close() }
+        XCTAssertEqual(try store.indexNames(), ["Z_User_UNIQUE_name", "Z_User_byAgeAndName", "z_metadata_pkey", "z_primarykey_pkey", "zuser_pkey"])
+    }
 }
