@@ -32,6 +32,8 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     static let orderKeyStep: Int64 = 1024
     /// SQLSTATEs of a transaction PostgreSQL aborted that succeeds when run again (§8).
     static let retriedStates: Set<String> = ["40001", "40P01"]
+    /// Keys reserved at once (§3).
+    static let keyBlock = 100
     /// Values bound in one multi-row INSERT at most (PostgreSQL takes 65,535 parameters).
     static let insertBatchParameters = 30_000
     /// SQLSTATE of a unique index refusing a row.
@@ -50,6 +52,10 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     private let lock = NSLock()
     private var cachedMetadata: StoreMetadata
     private var isClosed = false
+    /// Keys reserved and not yet handed out, by hierarchy root: the next and the last.
+    private var keyBlocks: [Int64: (next: Int64, last: Int64)] = [:]
+    /// The largest key this handle reserved, by hierarchy root.
+    private var reservedUpTo: [Int64: Int64] = [:]
     /// The task listening for other servers' saves, while changes are observed.
     private var listener: Task<Void, Never>?
 
@@ -406,7 +412,11 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                 let rows = try await runner.query("SELECT count(*) FROM \(table) t WHERE \(filter)", binds)
                 return .count(Int(try rows.first.map { try PostgreSQLRowReader.integer($0.makeRandomAccess()[0], table: table) } ?? 0))
             }
-            if let order = orderBy(request.sortDescriptors, entity: entity, numbers: numbers) {
+            var order = orderBy(request.sortDescriptors, entity: entity, numbers: numbers)
+            if let columns = order?.asciiColumns, !columns.isEmpty, !(try await allASCII(columns, table: table, filter: filter, binds: binds, on: runner)) {
+                order = nil
+            }
+            if let order = order?.sql {
                 var paging = ""
                 if request.limit > 0 { paging += " LIMIT \(request.limit)" }
                 if request.offset > 0 { paging += " OFFSET \(request.offset)" }
@@ -458,19 +468,31 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     /// `ORDER BY` for sort descriptors SQL orders exactly as the evaluator does — numbers, dates
     /// and booleans of the entity's own attributes with `compare:` — then by entity name and key,
     /// the evaluator's tie-break; `nil` when a descriptor is not such (§7).
-    private func orderBy(_ descriptors: [CoreDataPredicate.NSSortDescriptor], entity: SQLSchema.Entity, numbers: [Int64]) -> String? {
+    ///
+    /// Strings order as the evaluator's `compare:` does only where they are ASCII: then
+    /// `COLLATE "C"` (byte order) is the same order. `asciiColumns` lists the string columns the
+    /// caller must find ASCII in every matching row before it trusts the order.
+    private func orderBy(
+        _ descriptors: [CoreDataPredicate.NSSortDescriptor], entity: SQLSchema.Entity, numbers: [Int64]
+    ) -> (sql: String, asciiColumns: [String])? {
         var terms: [String] = []
+        var asciiColumns: [String] = []
         for descriptor in descriptors {
             guard descriptor.selector == .compare, let key = descriptor.key, !key.contains("."),
                   let attribute = entity.attributes.first(where: { $0.name == key }) else { return nil }
+            var column = "t.\(attribute.column)"
             switch attribute.type {
             case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
                  .doubleAttributeType, .floatAttributeType, .dateAttributeType, .decimalAttributeType:
-                // nil sorts first ascending, last descending (`NSSortDescriptor`).
-                terms.append(descriptor.ascending ? "t.\(attribute.column) ASC NULLS FIRST" : "t.\(attribute.column) DESC NULLS LAST")
+                break
+            case .stringAttributeType:
+                asciiColumns.append(column)
+                column += " COLLATE \"C\""
             default:
                 return nil
             }
+            // nil sorts first ascending, last descending (`NSSortDescriptor`).
+            terms.append(descriptor.ascending ? "\(column) ASC NULLS FIRST" : "\(column) DESC NULLS LAST")
         }
         if numbers.count > 1 {
             // Object IDs order by entity name, then key.
@@ -478,19 +500,39 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             terms.append("CASE t.Z_ENT " + ranked.enumerated().map { "WHEN \($0.element.number) THEN \($0.offset)" }.joined(separator: " ") + " END")
         }
         terms.append("t.Z_PK")
-        return terms.joined(separator: ", ")
+        return (terms.joined(separator: ", "), asciiColumns)
+    }
+
+    /// Whether every matching row's `columns` hold ASCII only (or nil): the condition under which
+    /// `COLLATE "C"` orders strings as the evaluator does.
+    private func allASCII(_ columns: [String], table: String, filter: String, binds: PostgresBindings, on runner: some SQLRunner) async throws -> Bool {
+        let checks = columns.map { "octet_length(\($0)) = char_length(\($0))" }.joined(separator: " AND ")
+        let rows = try await runner.query("SELECT bool_and(\(checks)) FROM \(table) t WHERE \(filter)", binds)
+        guard let cell = rows.first?.makeRandomAccess()[0], cell.bytes != nil else { return true }
+        return try cell.decode(Bool.self)
     }
 
     // MARK: Keys
 
+    /// Hands out keys from a block this handle reserved, reserving a new block (at least
+    /// ``keyBlock`` keys, one round trip) when it runs out: a save of a few objects then costs no
+    /// round trip for its keys. Keys of a block the process never uses are never used (§3).
     public func newPrimaryKeys(entityName: String, count: Int) throws(StoreError) -> [Int64] {
         guard count > 0 else { return [] }
         guard let entity = schema.entities[entityName] else { throw .io(detail: "the PostgreSQL store has no entity \(entityName)") }
         guard count < Int(Self.largestKey) else { throw .io(detail: "\(count) keys at once are more than the store hands out") }
         let root = entity.hierarchy.rootNumber
+        if let keys = lock.withLock({ () -> [Int64]? in
+            guard let block = keyBlocks[root], block.last - block.next + 1 >= Int64(count) else { return nil }
+            keyBlocks[root] = (block.next + Int64(count), block.last)
+            return Array(block.next..<(block.next + Int64(count)))
+        }) {
+            return keys
+        }
+        let reserve = max(count, Self.keyBlock)
         let last = try run { [database] () async throws -> Int64 in
             var binds = PostgresBindings()
-            binds.append(Int64(count))
+            binds.append(Int64(reserve))
             binds.append(root)
             binds.append(Self.largestKey)
             let rows = try await database.query(
@@ -498,8 +540,18 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             guard let row = rows.first else { throw StoreError.io(detail: "entity \(entityName) has no keys left below 2^62 (Z_PRIMARYKEY)") }
             return try PostgreSQLRowReader.integer(row.makeRandomAccess()[0], table: "Z_PRIMARYKEY")
         }
-        let first = last - Int64(count) + 1
-        return Array(first...last)
+        let first = last - Int64(reserve) + 1
+        lock.withLock {
+            keyBlocks[root] = (first + Int64(count), last)
+            reservedUpTo[root] = max(reservedUpTo[root] ?? 0, last)
+        }
+        return Array(first..<(first + Int64(count)))
+    }
+
+    /// Whether `key` of the hierarchy `root` was reserved by this handle, so `Z_MAX` already
+    /// covers it.
+    private func isReserved(_ key: Int64, root: Int64) -> Bool {
+        lock.withLock { key <= (reservedUpTo[root] ?? 0) }
     }
 
     // MARK: Saving (§6, §8)
@@ -507,9 +559,45 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     public func save(_ changes: StoreChangeSet) throws(StoreError) -> [StoreObjectID: Int64] {
         if changes.isEmpty { return [:] }
         guard !configuration.readOnly else { throw .io(detail: "the PostgreSQL store at \(configuration.redactedURL) is read-only") }
+        if let single = singleStatementInsert(changes) {
+            return try retrying { [self] in
+                do {
+                    _ = try await database.query(single.sql, single.binds)
+                } catch where Self.sqlState(error) == Self.uniqueViolation {
+                    throw StoreError.duplicateObjectID(changes.inserted[0].objectID)
+                }
+                return single.versions
+            }
+        }
         return try retrying { [self] in
             try await database.transaction { transaction in try await self.write(changes, in: transaction) }
         }
+    }
+
+    /// A save of one new object that needs nothing but its row (no uniqueness constraint, no
+    /// reference to check, no relationship table, a key this handle reserved) as one statement
+    /// in autocommit: the insert and the change notification, one round trip (§8).
+    private func singleStatementInsert(_ changes: StoreChangeSet) -> (sql: String, binds: PostgresBindings, versions: [StoreObjectID: Int64])? {
+        guard changes.updated.isEmpty, changes.deleted.isEmpty, changes.inserted.count == 1, let row = changes.inserted.first,
+              let entity = schema.entities[row.objectID.entityName], !constrained(entity),
+              isReserved(row.objectID.primaryKey, root: entity.hierarchy.rootNumber) else { return nil }
+        for value in row.slots {
+            switch value {
+            case .reference?: return nil
+            case .references(let ids)? where !ids.isEmpty: return nil
+            default: continue
+            }
+        }
+        var binds = PostgresBindings()
+        binds.append(row.objectID.primaryKey)
+        binds.append(entity.number)
+        binds.append(Int64(1))
+        guard let columns = try? ["Z_PK", "Z_ENT", "Z_OPT"] + columnValues(of: row, entity: entity, into: &binds) else { return nil }
+        binds.append(notificationChannel)
+        let parameters = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
+        let sql = "WITH inserted AS (INSERT INTO \(entity.hierarchy.table) (\(columns.joined(separator: ", "))) VALUES (\(parameters)) RETURNING 1) "
+            + "SELECT pg_notify($\(columns.count + 1), 'save') FROM inserted"
+        return (sql, binds, [row.objectID: 1])
     }
 
     /// Runs a transaction again when PostgreSQL aborted it for a deadlock or a serialization failure.
@@ -632,7 +720,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             try await writeToMany(of: row, entity: entity, in: transaction)
         }
         if changes.checksReferences { try await checkReferences(changes, in: transaction) }
-        for (root, key) in largestKeys.sorted(by: { $0.key < $1.key }) {
+        for (root, key) in largestKeys.sorted(by: { $0.key < $1.key }) where !isReserved(key, root: root) {
             var binds = PostgresBindings()
             binds.append(key)
             binds.append(root)

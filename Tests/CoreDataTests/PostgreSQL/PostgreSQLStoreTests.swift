@@ -156,4 +156,32 @@ final class PostgreSQLStoreTests: XCTestCase {
         defer { try? store.close() }
         XCTAssertEqual(try store.indexNames(), ["Z_User_UNIQUE_name", "Z_User_byAgeAndName", "z_metadata_pkey", "z_primarykey_pkey", "zuser_pkey"])
     }
+
+    /// Sorting by a string runs in the server only while the sorted strings are ASCII
+    /// (`Formats/postgresql-store.md` §7): with accents, composed and decomposed, the page is the
+    /// in-memory store's all the same.
+    func testStringSortsPagedAsTheInMemoryStoreSortsThem() throws {
+        for names in [["delta", "Alpha", "charlie", "bravo", "Echo"], ["e\u{301}cole", "\u{e9}t\u{e9}", "zebra", "eagle", "Zoo", "\u{1F600}smile", "\u{FB01}n"]] {
+            var pages: [StoreKind: [[String]]] = [:]
+            for kind in [StoreKind.inMemory, .postgreSQL] {
+                let container = try kind.makeContainer()
+                let context = container.newBackgroundContext()
+                pages[kind] = try context.performAndWait {
+                    for name in names { context.make("Author", ["name": name]) }
+                    try context.save()
+                    context.reset()
+                    var result: [[String]] = []
+                    for ascending in [true, false] {
+                        let request = NSFetchRequest<NSManagedObject>(entityName: "Author")
+                        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: ascending)]
+                        request.fetchLimit = 3
+                        request.fetchOffset = 1
+                        result.append(CoreDataTests.names(try context.fetch(request)))
+                    }
+                    return result
+                }
+            }
+            XCTAssertEqual(pages[.postgreSQL], pages[.inMemory], "\(names)")
+        }
+    }
 }
