@@ -687,15 +687,12 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             guard let entity = schema.entities[row.objectID.entityName] else {
                 throw StoreError.io(detail: "the PostgreSQL store has no entity \(row.objectID.entityName)")
             }
-            var all = PostgresBindings()
-            all.append(row.objectID.primaryKey)
-            all.append(entity.number)
-            all.append(Int64(1))
-            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + (try columnValues(of: row, entity: entity, into: &all))
             versions[row.objectID] = 1
             let root = entity.hierarchy.rootNumber
             largestKeys[root] = max(largestKeys[root] ?? 0, row.objectID.primaryKey)
             if !constrained(entity) {
+                // Values are bound when the batch is written; only the column set is needed here.
+                let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + columnNames(of: row, entity: entity)
                 let key = entity.hierarchy.table + " " + columns.joined(separator: ",")
                 var batch = batches.removeValue(forKey: key) ?? (entity.hierarchy.table, columns, [])
                 batch.rows.append((row, entity))
@@ -705,6 +702,11 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             }
             let found = try await constraintConflicts(of: row, in: transaction)
             if !found.isEmpty { conflicts += found; continue }
+            var all = PostgresBindings()
+            all.append(row.objectID.primaryKey)
+            all.append(entity.number)
+            all.append(Int64(1))
+            let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + (try columnValues(of: row, entity: entity, into: &all))
             let parameters = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
             do {
                 try await transaction.run("INSERT INTO \(entity.hierarchy.table) (\(columns.joined(separator: ", "))) VALUES (\(parameters))", all)
@@ -738,6 +740,19 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             current = declaring.superentity
         }
         return false
+    }
+
+    /// The columns ``columnValues(of:entity:into:)`` writes for `row`, without its values.
+    private func columnNames(of row: StoreRow, entity: SQLSchema.Entity) -> [String] {
+        let row = row.layout === entity.layout ? row : row.relaid(as: entity.layout)
+        var columns: [String] = []
+        for attribute in entity.attributes where attribute.slot < row.slots.count && row.slots[attribute.slot] != nil {
+            columns.append(attribute.column)
+        }
+        for toOne in entity.toOnes where toOne.slot < row.slots.count && row.slots[toOne.slot] != nil {
+            columns.append(toOne.column)
+        }
+        return columns
     }
 
     /// The columns of an entity's row that `row` holds, their values appended to `binds`:

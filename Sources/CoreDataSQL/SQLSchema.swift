@@ -448,7 +448,9 @@ package struct SQLSchema: @unchecked Sendable {
                     // layout keeps only what Core Data wrote for the fixtures, which have none.
                     for index in entity.entity.indexes {
                         let columns = index.elements.compactMap { element in
-                            columnByName[element.propertyName].map { $0 + (element.isAscending ? "" : " DESC") }
+                            // In the order fetches sort (nil first ascending, `NSSortDescriptor`),
+                            // so an index scan yields it (read backwards for the other direction).
+                            columnByName[element.propertyName].map { $0 + (element.isAscending ? " NULLS FIRST" : " DESC NULLS LAST") }
                         }
                         guard columns.count == index.elements.count, !columns.isEmpty else { continue }
                         let name = dialect.quote("Z_\(entity.name)_\(index.name)")
