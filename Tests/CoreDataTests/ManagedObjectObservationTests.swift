@@ -103,18 +103,53 @@ final class ManagedObjectObservationTests: XCTestCase {
 
             book.setValue(ada, forKey: "author")
             XCTAssertTrue(bookAuthor.newValues.last as? NSManagedObject === ada, "[\(kind)]")
-            XCTAssertEqual(titles(adaBooks.newValues.last ?? nil), ["Notes"], "[\(kind)] the inverse side notifies")
-            XCTAssertEqual(titles(adaBooks.heard.last?.old), [], "[\(kind)]")
-            XCTAssertTrue(adaBooks.heard.last?.new is NSSet, "[\(kind)] a to-many value casts to NSSet")
+            XCTAssertEqual(bookAuthor.heard.last?.kind, NSKeyValueChange.setting.rawValue, "[\(kind)]")
+            XCTAssertEqual(adaBooks.heard.last?.kind, NSKeyValueChange.insertion.rawValue, "[\(kind)] the inverse side reports the book inserted")
+            XCTAssertEqual(titles(adaBooks.heard.last?.new), ["Notes"], "[\(kind)] the inserted objects, as an NSSet")
+            XCTAssertTrue(adaBooks.heard.last?.new is NSSet, "[\(kind)]")
+            XCTAssertNil(adaBooks.heard.last?.old, "[\(kind)] an insertion has no old value")
 
             grace.mutableSetValue(forKey: "books").add(book)
             XCTAssertTrue(bookAuthor.newValues.last as? NSManagedObject === grace, "[\(kind)] a mutable-set proxy's change notifies the inverse")
-            XCTAssertEqual(titles(adaBooks.newValues.last ?? nil), [], "[\(kind)] the previous owner loses the book")
-            XCTAssertEqual(titles(graceBooks.newValues.last ?? nil), ["Notes"], "[\(kind)]")
+            XCTAssertEqual(adaBooks.heard.last?.kind, NSKeyValueChange.removal.rawValue, "[\(kind)] the previous owner loses the book")
+            XCTAssertEqual(titles(adaBooks.heard.last?.old), ["Notes"], "[\(kind)] the removed objects")
+            XCTAssertEqual(graceBooks.heard.last?.kind, NSKeyValueChange.insertion.rawValue, "[\(kind)] a proxy's add is an insertion")
+            XCTAssertEqual(titles(graceBooks.heard.last?.new), ["Notes"], "[\(kind)]")
+
+            grace.setValue(Set<NSManagedObject>(), forKey: "books")
+            XCTAssertEqual(graceBooks.heard.last?.kind, NSKeyValueChange.setting.rawValue, "[\(kind)] setValue is a setting, as on Apple platforms")
+            XCTAssertEqual(titles(graceBooks.heard.last?.new), [], "[\(kind)] the whole new value")
 
             ada.removeObserver(adaBooks, forKeyPath: "books")
             grace.removeObserver(graceBooks, forKeyPath: "books")
             book.removeObserver(bookAuthor, forKeyPath: "author")
+        }
+    }
+
+    func testOrderedRelationshipMutationsReportIndexes() {
+        forEachStore { kind, container in
+            let context = container.viewContext
+            let book = context.make("Book", ["title": "Notes"])
+            let one = context.make("Chapter", ["heading": "One", "book": book])
+            let recorder = Recorder()
+            book.addObserver(recorder, forKeyPath: "chapters", options: [.new, .old, .prior], context: nil)
+            defer { book.removeObserver(recorder, forKeyPath: "chapters") }
+
+            let two = context.make("Chapter", ["heading": "Two"])
+            two.setValue(book, forKey: "book")
+            let inserted = recorder.heard.filter { !$0.isPrior }.last
+            XCTAssertEqual(inserted?.kind, NSKeyValueChange.insertion.rawValue, "[\(kind)]")
+            XCTAssertEqual(inserted?.change[.indexesKey] as? IndexSet, IndexSet(integer: 1), "[\(kind)] appended at index 1")
+            XCTAssertTrue((inserted?.new as? [NSManagedObject])?.first === two, "[\(kind)] the inserted objects, as an array")
+            XCTAssertEqual(recorder.heard.filter(\.isPrior).last?.change[.indexesKey] as? IndexSet, nil, "[\(kind)] an insertion's prior notification has no indexes yet")
+
+            book.mutableOrderedSetValue(forKey: "chapters").removeObject(at: 0)
+            let removed = recorder.heard.filter { !$0.isPrior }.last
+            let prior = recorder.heard.filter(\.isPrior).last
+            XCTAssertEqual(removed?.kind, NSKeyValueChange.removal.rawValue, "[\(kind)]")
+            XCTAssertEqual(removed?.change[.indexesKey] as? IndexSet, IndexSet(integer: 0), "[\(kind)]")
+            XCTAssertEqual(prior?.change[.indexesKey] as? IndexSet, IndexSet(integer: 0), "[\(kind)] a removal's prior notification has its indexes")
+            XCTAssertTrue((removed?.old as? [NSManagedObject])?.first === one, "[\(kind)]")
         }
     }
 

@@ -85,8 +85,7 @@ public struct NSKeyValueObservedChange<Value> {
     public let newValue: Value?
     /// The value before the change, with ``NSKeyValueObservingOptions/old``.
     public let oldValue: Value?
-    /// The indexes changed in an ordered to-many relationship; `nil` here (changes are reported
-    /// as ``NSKeyValueChange/setting``).
+    /// The indexes of the objects inserted into or removed from an ordered to-many relationship.
     public let indexes: IndexSet?
     /// Whether this is the notification sent before the change (``NSKeyValueObservingOptions/prior``).
     public let isPrior: Bool

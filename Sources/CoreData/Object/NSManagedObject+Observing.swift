@@ -28,7 +28,10 @@ extension NSManagedObject {
     /// change Apple's key-value observing reports: setters, typed setters, inverse relationship
     /// maintenance, undo and redo, `refresh(_:mergeChanges:)`, merges of other contexts' saves,
     /// `rollback()`), with the options' values under ``NSKeyValueChangeKey``: `.new` and `.old`
-    /// (`NSNull` for nil; to-many values as `NSSet`/`NSOrderedSet`-castable collections), `.prior`
+    /// (`NSNull` for nil; to-many values as `NSSet`/`NSOrderedSet`-castable collections; objects
+    /// added to or removed from a to-many relationship one by one, by a mutable-set proxy or by
+    /// inverse maintenance, as an ``NSKeyValueChange/insertion`` or ``NSKeyValueChange/removal``
+    /// of those objects, with their indexes for an ordered relationship), `.prior`
     /// for a notification before each change, `.initial` for one at once.
     ///
     /// The observer is not retained. It must adopt ``NSKeyValueObserving`` (Linux's `NSObject`
@@ -131,13 +134,13 @@ extension _KeyValueCodingAndObserving where Self: NSManagedObject {
             preconditionFailure("CoreData: observe(\(keyPath)): the key path names the object's ID, which never changes")
         }
         let key = requireObservableKey(path)
-        return addObservation(key: key, options: options) { object, kind, old, new, isPrior in
+        return addObservation(key: key, options: options) { object, kind, old, new, indexes, isPrior in
             guard let object = object as? Self else { return }
             changeHandler(object, NSKeyValueObservedChange(
                 kind: kind,
                 newValue: new.flatMap { ManagedValueConversion.convertIfPossible($0, to: Value.self) },
                 oldValue: old.flatMap { ManagedValueConversion.convertIfPossible($0, to: Value.self) },
-                indexes: nil, isPrior: isPrior))
+                indexes: indexes, isPrior: isPrior))
         }
     }
 }

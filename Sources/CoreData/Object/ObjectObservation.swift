@@ -10,8 +10,9 @@ import Observation
 /// Threading: part of its object; touched only on the object's context queue.
 final class ObjectObservation {
     /// What a block observation's handler receives: the object, the kind, the old and new values
-    /// (outer `nil`: not asked for), and whether the notification comes before the change.
-    typealias Handler = (NSManagedObject, NSKeyValueChange, Any??, Any??, Bool) -> Void
+    /// (outer `nil`: not asked for), the indexes of an ordered relationship's mutation, and
+    /// whether the notification comes before the change.
+    typealias Handler = (NSManagedObject, NSKeyValueChange, Any??, Any??, IndexSet?, Bool) -> Void
 
     struct Registration {
         let id: Int
@@ -27,11 +28,30 @@ final class ObjectObservation {
         let handler: Handler?
     }
 
+    /// Objects added to or removed from a to-many relationship, which Apple's key-value
+    /// observing reports as ``NSKeyValueChange/insertion`` or ``NSKeyValueChange/removal`` of
+    /// those objects rather than as a new value.
+    enum Mutation {
+        case insertion([NSManagedObject])
+        case removal([NSManagedObject])
+    }
+
+    /// A change in progress: the value before it (outer `nil` where no observer asked for it),
+    /// or the objects it adds or removes, and for an ordered relationship the removed objects'
+    /// indexes.
+    private struct Pending {
+        var old: Any??
+        var mutation: Mutation?
+        var removedIndexes: IndexSet?
+    }
+
     private(set) var registrations: [Registration] = []
     private var nextID = 0
-    /// The values before the changes in progress, by key, innermost last; `nil` where no
-    /// observer asked for the old value.
-    private var pendingOld: [String: [Any??]] = [:]
+    /// The changes in progress, by key, innermost last.
+    private var pending: [String: [Pending]] = [:]
+    /// Set just before a to-many change that adds or removes objects (by inverse maintenance or
+    /// a mutable-set proxy), for the change of `key` that follows; cleared by it.
+    var nextMutation: (key: String, mutation: Mutation)?
     /// Above zero while a refresh, merge or rollback changes many values at once: it reports
     /// each observed key once around the whole operation instead of each change inside it.
     var batchDepth = 0
@@ -74,60 +94,106 @@ final class ObjectObservation {
     /// Before `key` of `object` changes: the prior notifications, the old value kept for after,
     /// and the registrar's `willSet`.
     func willChange(_ key: String, of object: NSManagedObject) {
+        var mutation: Mutation?
+        if let next = nextMutation, next.key == key {
+            mutation = next.mutation
+            nextMutation = nil
+        }
         guard batchDepth == 0 else { return }
         if let registrar, accessedKeys.contains(key) {
             registrar.willSet(object, keyPath: ObservationKeyPaths.keyPath(for: key))
         }
         let observing = registrations.filter { $0.key == key }
         guard !observing.isEmpty else {
-            pendingOld[key, default: []].append(nil)
+            pending[key, default: []].append(Pending(old: nil, mutation: nil, removedIndexes: nil))
             return
         }
-        let wantsOld = observing.contains { $0.options.contains(.old) }
-        let old: Any?? = wantsOld ? .some(object.observedValue(forKey: key)) : nil
-        pendingOld[key, default: []].append(old)
+        var change = Pending(old: nil, mutation: mutation, removedIndexes: nil)
+        let isOrdered = object.entity.relationshipsByName[key]?.isOrdered == true
+        switch mutation {
+        case .removal(let removed) where isOrdered:
+            change.removedIndexes = Self.indexes(of: removed, in: object.toManyValues[key] ?? [])
+        case .none:
+            if observing.contains(where: { $0.options.contains(.old) }) { change.old = .some(object.observedValue(forKey: key)) }
+        default:
+            break
+        }
+        pending[key, default: []].append(change)
         for registration in observing where registration.options.contains(.prior) {
-            deliver(registration, of: object, old: registration.options.contains(.old) ? old : nil, new: nil, isPrior: true)
+            deliver(registration, of: object, key: key, change, indexes: change.removedIndexes, new: nil, isPrior: true)
         }
     }
 
-    /// After `key` of `object` changed: the notifications with the new value, and the
-    /// registrar's `didSet`.
+    /// After `key` of `object` changed: the notifications with the new value (or the objects
+    /// added), and the registrar's `didSet`.
     func didChange(_ key: String, of object: NSManagedObject) {
         guard batchDepth == 0 else { return }
-        let old = pendingOld[key]?.popLast() ?? nil
-        if pendingOld[key]?.isEmpty == true { pendingOld[key] = nil }
+        let change = pending[key]?.popLast() ?? Pending(old: nil, mutation: nil, removedIndexes: nil)
+        if pending[key]?.isEmpty == true { pending[key] = nil }
         if let registrar, accessedKeys.contains(key) {
             registrar.didSet(object, keyPath: ObservationKeyPaths.keyPath(for: key))
         }
         let observing = registrations.filter { $0.key == key }
         guard !observing.isEmpty else { return }
-        let wantsNew = observing.contains { $0.options.contains(.new) }
-        let new: Any?? = wantsNew ? .some(object.observedValue(forKey: key)) : nil
-        for registration in observing {
-            deliver(registration, of: object, old: registration.options.contains(.old) ? old : nil,
-                    new: registration.options.contains(.new) ? new : nil, isPrior: false)
+        var new: Any??
+        var indexes = change.removedIndexes
+        if case .insertion(let inserted) = change.mutation {
+            if object.entity.relationshipsByName[key]?.isOrdered == true {
+                indexes = Self.indexes(of: inserted, in: object.toManyValues[key] ?? [])
+            }
+        } else if change.mutation == nil, observing.contains(where: { $0.options.contains(.new) }) {
+            new = .some(object.observedValue(forKey: key))
         }
+        for registration in observing {
+            deliver(registration, of: object, key: key, change, indexes: indexes, new: registration.options.contains(.new) ? new : nil, isPrior: false)
+        }
+    }
+
+    /// Where `objects` are in `list`.
+    private static func indexes(of objects: [NSManagedObject], in list: [NSManagedObject]) -> IndexSet {
+        let wanted = Set(objects.map(ObjectIdentifier.init))
+        return IndexSet(list.indices.filter { wanted.contains(ObjectIdentifier(list[$0])) })
     }
 
     /// The notification `addObserver` sends at once for ``NSKeyValueObservingOptions/initial``.
     func deliverInitial(id: Int, of object: NSManagedObject) {
         guard let registration = registrations.first(where: { $0.id == id }), registration.options.contains(.initial) else { return }
         let new: Any?? = registration.options.contains(.new) ? .some(object.observedValue(forKey: registration.key)) : nil
-        deliver(registration, of: object, old: nil, new: new, isPrior: false)
+        deliver(registration, of: object, key: registration.key, Pending(old: nil, mutation: nil, removedIndexes: nil), indexes: nil, new: new, isPrior: false)
     }
 
-    private func deliver(_ registration: Registration, of object: NSManagedObject, old: Any??, new: Any??, isPrior: Bool) {
+    /// Sends one notification. A to-many mutation reports its objects: an `NSSet` of them for an
+    /// unordered relationship, an array with their indexes for an ordered one, as Apple's do.
+    private func deliver(_ registration: Registration, of object: NSManagedObject, key: String, _ change: Pending, indexes: IndexSet?, new: Any??, isPrior: Bool) {
+        let wantsOld = registration.options.contains(.old), wantsNew = registration.options.contains(.new)
+        var kind = NSKeyValueChange.setting
+        var old: Any?? = wantsOld ? change.old : nil
+        var newValue: Any?? = new
+        if let mutation = change.mutation {
+            let isOrdered = object.entity.relationshipsByName[key]?.isOrdered == true
+            func collection(_ objects: [NSManagedObject]) -> Any { isOrdered ? objects as Any : NSSet(array: objects) as Any }
+            switch mutation {
+            case .insertion(let inserted):
+                kind = .insertion
+                old = nil
+                newValue = wantsNew && !isPrior ? .some(collection(inserted)) : nil
+            case .removal(let removed):
+                kind = .removal
+                old = wantsOld ? .some(collection(removed)) : nil
+                newValue = nil
+            }
+        }
         if let handler = registration.handler {
-            handler(object, .setting, old, new, isPrior)
+            handler(object, kind, old, newValue, change.mutation == nil ? nil : indexes, isPrior)
             return
         }
         guard let observer = registration.observer else { return }
-        var change: [NSKeyValueChangeKey: Any] = [.kindKey: NSNumber(value: NSKeyValueChange.setting.rawValue)]
-        if isPrior { change[.notificationIsPriorKey] = NSNumber(value: true) }
-        if let old { change[.oldKey] = old ?? NSNull() }
-        if let new { change[.newKey] = new ?? NSNull() }
-        observer.observeValue(forKeyPath: registration.key, of: object, change: change, context: registration.context)
+        var dictionary: [NSKeyValueChangeKey: Any] = [.kindKey: NSNumber(value: kind.rawValue)]
+        if isPrior { dictionary[.notificationIsPriorKey] = NSNumber(value: true) }
+        if let old { dictionary[.oldKey] = old ?? NSNull() }
+        if let newValue { dictionary[.newKey] = newValue ?? NSNull() }
+        if let indexes, change.mutation != nil { dictionary[.indexesKey] = indexes }
+        observer.observeValue(forKeyPath: registration.key, of: object, change: dictionary, context: registration.context)
     }
 }
 
