@@ -175,8 +175,13 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// `NSOrderedSet`). Types are checked when the context saves (validation), as on Apple.
     open func setValue(_ value: Any?, forKey key: String) { kvcSetValue(value, forKey: key) }
 
-    /// The value at a dotted key path (`"author.name"`); through to-many relationships, the values
-    /// of all destinations.
+    /// The value at a dotted key path (`"author.name"`); through a to-many relationship, the values
+    /// of all destinations as an `NSSet` (an `NSOrderedSet` when every to-many step is ordered).
+    ///
+    /// Apple's collection operators apply to the collection on their left: `"books.@count"`,
+    /// `"books.@sum.pages"`, `@avg`, `@min`, `@max` give an `NSNumber` (so `as? Int` and
+    /// `as? Double` work), `@unionOfObjects` and `@distinctUnionOfObjects` an array. An unknown
+    /// operator traps, as Apple's raises.
     open func value(forKeyPath keyPath: String) -> Any? { kvcValue(forKeyPath: keyPath) }
 
     /// Sets the value at a dotted key path; the last key is set on the object the rest leads to.
