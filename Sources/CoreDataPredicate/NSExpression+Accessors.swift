@@ -27,8 +27,18 @@ extension NSExpression {
         preconditionFailure("NSExpression.\(accessor) is not defined for an expression of type \(expressionType): \(self)")
     }
 
-    /// The value of a constant expression (nil for `nil`).
+    /// The value of a constant expression (nil for `nil`), as Apple's Foundation gives it:
+    /// numbers and booleans (`3`, `2.5`, `YES`, a `%d` argument, a substitution variable's value)
+    /// as `NSNumber`, decimals as `NSDecimalNumber`, so that `as? Int`, `as? Double` and
+    /// `as? Bool` cast as they do on Apple platforms.
     public var constantValue: Any? {
+        guard case .constant(let value) = node else { notApplicable("constantValue") }
+        return FoundationBridge.object(value)
+    }
+
+    /// The constant as it was given or parsed (a Swift `Int`, not the `NSNumber`
+    /// ``constantValue`` hands callers), for the stores' translators.
+    package var storedConstantValue: Any? {
         guard case .constant(let value) = node else { notApplicable("constantValue") }
         return value
     }

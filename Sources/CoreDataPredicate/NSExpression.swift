@@ -194,7 +194,7 @@ open class NSExpression: NSObject, @unchecked Sendable {
     /// Complexity: proportional to the size of the tree times the sizes of the collections it walks.
     open func expressionValue(with object: Any?, context: NSMutableDictionary?) -> Any? {
         let value = ExpressionEvaluator.value(of: self, in: EvaluationContext(object: object, variables: NSExpression.variables(in: context)))
-        return ValueKinds.bridgingNumbers(value)
+        return FoundationBridge.object(value)
     }
 
     /// The expression's value for `object`, like ``expressionValue(with:context:)``, but throwing
@@ -213,7 +213,7 @@ open class NSExpression: NSObject, @unchecked Sendable {
         let evaluation = EvaluationContext(object: object, variables: NSExpression.variables(in: context), failures: failures)
         let value = ExpressionEvaluator.value(of: self, in: evaluation)
         if let failure = failures.first { throw failure }
-        return ValueKinds.bridgingNumbers(value)
+        return FoundationBridge.object(value)
     }
 
     /// The string-keyed entries of an evaluation context: the values of `$name` variables.

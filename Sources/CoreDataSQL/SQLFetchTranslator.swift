@@ -112,11 +112,11 @@ package struct SQLFetchTranslator {
         let constant: Any?
         switch right.expressionType {
         case .constantValue:
-            constant = right.constantValue
+            constant = right.storedConstantValue
         case .aggregate:
             // `IN {'a', 'b'}`: an aggregate of constants is a constant collection.
             guard let elements = right.collection as? [NSExpression], elements.allSatisfy({ $0.expressionType == .constantValue }) else { return superset }
-            constant = elements.map(\.constantValue) as [Any?]
+            constant = elements.map(\.storedConstantValue) as [Any?]
         default:
             return superset
         }

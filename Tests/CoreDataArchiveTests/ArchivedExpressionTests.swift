@@ -74,14 +74,14 @@ final class ArchivedExpressionTests: XCTestCase {
         try assertExpression(
             mapping, b, "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.owner)")
         // Built-ins stand on the class _NSPredicateUtilities.
-        try assertExpression(b.builtin("sum:", arguments: [b.keyPath("pages")]), b, "sum(pages)")
+        try assertExpression(b.builtin("sum:", arguments: [b.keyPath("pages")]), b, "sum:(pages)")
         try assertExpression(b.builtin("add:to:", arguments: [b.constant(number: 1), b.keyPath("pages")]), b, "1 + pages")
         try assertExpression(b.builtin("now", arguments: []), b, "now()")
         // A function without an operand is a built-in too.
         let selector = b.string("count:")
         let arguments = b.array([b.keyPath("books")])
         let bare = b.object(["NSFunctionExpression", "NSExpression", "NSObject"], [("NSSelectorName", .uid(selector)), ("NSArguments", .uid(arguments))])
-        try assertExpression(bare, b, "count(books)")
+        try assertExpression(bare, b, "count:(books)")
     }
 
     func testAggregatesSetsSubqueriesAndTernaries() throws {

@@ -181,21 +181,24 @@ open class NSPersistentStoreResult: NSObject, @unchecked Sendable {}
 open class NSBatchDeleteResult: NSPersistentStoreResult, @unchecked Sendable {
     /// What the request's result type asked for.
     public let result: Any?
-    init(result: Any?) { self.result = result }
+    // Counts and statuses as Apple's `NSNumber`, so that `as? Int64` works as well as `as? Int`.
+    init(result: Any?) { self.result = result.map { FoundationBridge.scalar($0) } }
 }
 
 /// The result of a batch update.
 open class NSBatchUpdateResult: NSPersistentStoreResult, @unchecked Sendable {
     /// What the request's result type asked for.
     public let result: Any?
-    init(result: Any?) { self.result = result }
+    // Counts and statuses as Apple's `NSNumber`, so that `as? Int64` works as well as `as? Int`.
+    init(result: Any?) { self.result = result.map { FoundationBridge.scalar($0) } }
 }
 
 /// The result of a batch insert.
 open class NSBatchInsertResult: NSPersistentStoreResult, @unchecked Sendable {
     /// What the request's result type asked for.
     public let result: Any?
-    init(result: Any?) { self.result = result }
+    // Counts and statuses as Apple's `NSNumber`, so that `as? Int64` works as well as `as? Int`.
+    init(result: Any?) { self.result = result.map { FoundationBridge.scalar($0) } }
 }
 
 extension NSManagedObjectContext {

@@ -313,7 +313,11 @@ extension NSManagedObjectContext {
     /// alone.
     private func refreshRefetched(_ object: NSManagedObject, row: StoreRow?) {
         guard !object.isFaultState, !object.isInserted, !object.isDeleted else { return }
-        let changes = object.hasChanges ? object.changedValues() : [:]
+        object.withObservedChanges { refreshRefetchedValues(object, row: row) }
+    }
+
+    private func refreshRefetchedValues(_ object: NSManagedObject, row: StoreRow?) {
+        let changes = object.hasChanges ? object.storedChangedValues() : [:]
         if let row {
             object.fetchedPropertyValues = [:]
             object.fill(from: row)

@@ -80,7 +80,7 @@ extension NSManagedObjectContext {
                 let refersToGone = object.toOneValues.values.contains { gone.contains(ObjectIdentifier($0)) }
                     || object.toManyValues.values.contains { $0.contains { gone.contains(ObjectIdentifier($0)) } }
                 if refersToGone {
-                    object.turnIntoFault()
+                    object.withObservedChanges { object.turnIntoFault() }
                     refreshed.append(object)
                 }
             }

@@ -105,7 +105,7 @@ extension NSManagedObjectContext {
             // `updatedProperties`); only a store that records history pays for them.
             var changedNames: [StoreObjectID: [String]] = [:]
             for object in updated {
-                if let id = object.objectID.storeObjectID { changedNames[id] = Array(object.changedValues().keys).sorted() }
+                if let id = object.objectID.storeObjectID { changedNames[id] = Array(object.storedChangedValues().keys).sorted() }
             }
             let context = historyContext(updatedProperties: changedNames)
             for key in Array(changesByStore.keys) { changesByStore[key]?.changes.history = context }

@@ -183,6 +183,8 @@ extension NSManagedObject {
     /// Records the value of `key` for undo; called right before the value changes.
     @inline(__always)
     func willChangeForUndo(_ key: String) {
+        // Every change of a modeled property passes here first: observers hear of it here.
+        if let observation { observation.willChange(key, of: self) }
         guard let context = managedObjectContext, context.tracksUndo else { return }
         context.recordUndoValue(of: self, key: key)
     }

@@ -54,7 +54,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var mergePolicy: Any = NSMergePolicy.error
     /// Whether faults whose rows were deleted by someone else read as empty instead of trapping.
     public var shouldDeleteInaccessibleFaults = true
-    /// Whether the context keeps a strong reference to its objects (it always does here).
+    /// Whether the context keeps a strong reference to its objects.
+    ///
+    /// Kept for source compatibility: a context here always holds its objects strongly (until
+    /// `reset()`, a saved delete, or its own release), whatever this is set to; it reads `true`.
+    /// Apple's default, `false`, lets go of unchanged objects nothing else references.
     public var retainsRegisteredObjects = true
     /// Whether changes saved by other contexts of the same coordinator are merged in
     /// automatically (asynchronously, on this context's queue), as Apple's does.
@@ -69,10 +73,26 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// handed: their objects are the store's working copies, so lifecycle hooks
     /// (`awakeFromFetch`) and registration notices to the store stay silent.
     var isStoreSide = false
-    /// Kept for source compatibility: staleness of fetched data is not cached here.
+    /// How old cached row data may be when a fault fires; negative (the default) for any age.
+    ///
+    /// Kept for source compatibility, no effect: there is no row cache, so every fault that fires
+    /// reads the store's current row (as an interval of `0` would). That meets every setting:
+    /// Apple allows, but does not require, cached data within the interval.
     public var stalenessInterval: TimeInterval = -1
     /// A label stored with saved transactions (persistent history).
     public var transactionAuthor: String?
+    /// Whether reading a property of this context's objects registers the read with the
+    /// Observation framework, so that `withObservationTracking { object.name }` (or an
+    /// `Observations` sequence) hears of the property's next change; `false` by default.
+    ///
+    /// Not in Apple's Core Data, whose objects offer Combine's `ObservableObject` instead. Off,
+    /// a read costs nothing more; on, each object read gets an `ObservationRegistrar` (one
+    /// allocation, on its first read) and each `value(forKey:)`, typed `@Managed` getter and
+    /// `willAccessValue(forKey:)` call reports the key to it. Changes are reported whether it is
+    /// on or not, to the tracking set up while it was on.
+    ///
+    /// Threading: set it on the context's queue, before the objects are read.
+    public var tracksObservationAccess = false
 
     /// The undo manager the context registers its changes with; `nil` (no undo) by default, as
     /// Apple's.
@@ -210,11 +230,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Runs `block` on the context's queue and returns its result.
     ///
-    /// The block is always enqueued, and like an enqueued task of Apple's (and `perform(_:)`) it
-    /// ends with ``processPendingChanges()``, thrown error or not: one change notification, and
-    /// one undo group, per block.
-    public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+    /// As Apple documents for `ScheduledTaskType`: with ``ScheduledTaskType/immediate`` (the
+    /// default) a caller already on the context's queue (a main-queue context's caller on the
+    /// main actor, or code inside the context's own `performAndWait`) runs the block at once,
+    /// before work already queued; any other caller's block is enqueued. With
+    /// ``ScheduledTaskType/enqueued`` the block always goes to the end of the queue, after blocks
+    /// already queued with `perform`. The method runs on its caller's actor
+    /// (`nonisolated(nonsending)`), so that a main-actor caller of a main-queue context counts as
+    /// on its queue. Either way, like `perform(_:)`, it ends with
+    /// ``processPendingChanges()``, thrown error or not: one change notification, and one undo
+    /// group, per block.
+    nonisolated(nonsending) public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () throws -> T) async throws -> T {
+        if schedule == .immediate, isOnQueue {
+            return try withExecution {
+                defer { processPendingChanges() }
+                return try block()
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 do {
                     continuation.resume(returning: try self.withExecution {
@@ -228,10 +261,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Runs a non-throwing `block` on the context's queue and returns its result; like the
-    /// throwing form, it ends with ``processPendingChanges()``.
-    public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
+    /// Runs a non-throwing `block` on the context's queue and returns its result; scheduled as
+    /// the throwing form is, and like it ending with ``processPendingChanges()``.
+    nonisolated(nonsending) public func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () -> T) async -> T {
+        if schedule == .immediate, isOnQueue {
+            return withExecution {
+                defer { processPendingChanges() }
+                return block()
+            }
+        }
+        return await withCheckedContinuation { continuation in
             queue.async {
                 continuation.resume(returning: self.withExecution {
                     defer { self.processPendingChanges() }
@@ -241,9 +280,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// When an `async` `perform` starts its block (Apple's; both run it as soon as the queue is free).
+    /// When an `async` `perform` runs its block (Apple's `NSManagedObjectContext.ScheduledTaskType`).
     public enum ScheduledTaskType: Sendable {
+        /// At once when the caller is already on the context's queue; enqueued otherwise.
         case immediate
+        /// Always at the end of the context's queue.
         case enqueued
     }
 
@@ -548,10 +589,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         noteUnregistered(pendingInserted.values.map(\.objectID))
         for object in Array(pendingUpdated.values) + Array(pendingDeleted.values) {
             object.lifecycle.isDeleted = false
-            object.revertToCommitted()
+            object.withObservedChanges { object.revertToCommitted() }
         }
         // Objects changed only as inverses of rolled-back inserts revert too.
-        for object in registered.values where object.hasChangedKeys { object.revertToCommitted() }
+        for object in registered.values where object.hasChangedKeys { object.withObservedChanges { object.revertToCommitted() } }
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]
@@ -589,12 +630,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         assertOnQueue()
         guard !object.isInserted else { return }
+        // Observers hear of every property they observe, changed or not, as Apple's do.
+        object.withObservedChanges { refreshValues(object, mergeChanges: flag) }
+    }
+
+    private func refreshValues(_ object: NSManagedObject, mergeChanges flag: Bool) {
         // Re-reading saved values (and putting local changes back on them) is no edit to undo.
         undoSuspensions += 1
         defer { undoSuspensions -= 1 }
         if flag && object.hasChanges {
             // Keep local changes; re-read everything else.
-            let changes = object.changedValues()
+            let changes = object.storedChangedValues()
             fulfillAgain(object)
             for (key, value) in changes { object.kvcSetPrimitiveValue(value is NSNull ? nil : value, forKey: key) }
             return

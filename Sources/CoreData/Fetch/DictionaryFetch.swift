@@ -229,14 +229,15 @@ struct DictionaryFetch {
         }
     }
 
-    /// A column's value for one row, converted for a dictionary: rows become object IDs.
+    /// A column's value for one row, converted for a dictionary: rows become object IDs, numbers
+    /// `NSNumber`s (as Apple's dictionaries hold them, so that `as? Int` works on any width).
     private func value(of column: Column, for row: RowObject, store: NSPersistentStore, model: NSManagedObjectModel) -> Any? {
         switch column {
         case .keyPath(_, let path):
-            return Self.exported(row.value(forKeyPath: path), store: store, model: model)
+            return FoundationBridge.object(Self.exported(row.value(forKeyPath: path), store: store, model: model))
         case .expression(_, let expression, let type, _):
             let value = Self.exported(expression.expressionValue(with: row, context: nil), store: store, model: model)
-            return ExpressionResultConversion.convert(value, to: type)
+            return FoundationBridge.object(ExpressionResultConversion.convert(value, to: type))
         }
     }
 
@@ -257,7 +258,7 @@ struct DictionaryFetch {
         }
         let summary = CoreDataPredicate.NSExpression(
             forFunction: expression.function, arguments: [CoreDataPredicate.NSExpression(forConstantValue: values)])
-        return ExpressionResultConversion.convert(summary.expressionValue(with: nil, context: nil), to: type)
+        return FoundationBridge.object(ExpressionResultConversion.convert(summary.expressionValue(with: nil, context: nil), to: type))
     }
 
     /// Store rows read through key paths become the object IDs of their objects.

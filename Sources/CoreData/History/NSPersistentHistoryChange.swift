@@ -49,7 +49,7 @@ open class NSPersistentHistoryChange: NSObject, KeyValueReadable, @unchecked Sen
         self.changeID = changeID
         self.changedObjectID = objectID
         self.changeType = type
-        self.tombstone = tombstone
+        self.tombstone = tombstone?.mapValues { FoundationBridge.object($0) }
         self.updatedProperties = updatedProperties
         self.weakTransaction = transaction
         super.init()

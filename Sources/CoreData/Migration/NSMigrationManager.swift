@@ -461,7 +461,7 @@ open class NSMigrationManager: NSObject {
                 guard expression.expressionType == .constantValue else {
                     throw coreDataError(NSMigrationError, "\(mapping.name ?? "").\(name): the value expression \(expression) is not supported on Linux yet (only $source.key, valueForKey: and constants)")
                 }
-                plan.attributes.append((slot, attribute, nil, nil, StoreValue(attributeValue: expression.constantValue, type: attribute.attributeType) ?? .null, fallback))
+                plan.attributes.append((slot, attribute, nil, nil, StoreValue(attributeValue: expression.storedConstantValue, type: attribute.attributeType) ?? .null, fallback))
             } else {
                 plan.attributes.append((slot, attribute, nil, nil, .null, fallback))
             }

@@ -1,4 +1,5 @@
 import CoreDataModel
+import CoreDataPredicate
 import CoreDataStorage
 import Foundation
 
@@ -15,15 +16,19 @@ extension NSManagedObject {
         // Attributes, the common case: one hash (name → slot), no dynamic cast.
         let table = entity.slotTable
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
-            context_checkAccess()
+            let context = managedObjectContext
+            context?.assertOnQueue(touching: self)
             fireFaultIfNeeded()
+            if context?.tracksObservationAccess == true { noteObservedAccess(key) }
             return attributeValues[slot: slot]
         }
         guard let property = entity.propertiesByName[key] else {
             preconditionFailure("CoreData: [<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\"")
         }
-        context_checkAccess()
+        let context = managedObjectContext
+        context?.assertOnQueue(touching: self)
         fireFaultIfNeeded()
+        if context?.tracksObservationAccess == true { noteObservedAccess(key) }
         return currentValue(of: property)
     }
 
@@ -124,15 +129,34 @@ extension NSManagedObject {
         }
     }
 
-    // Implements the overridable `value` declared on the class.
+    // Implements the overridable `value` declared on the class. As Apple's key-value coding:
+    // one key is `value(forKey:)`; a path through a to-many relationship collects the values
+    // of every destination into an `NSSet` (an `NSOrderedSet` when every to-many step is
+    // ordered); a collection operator (`@count`, `@sum`, `@avg`, `@min`, `@max`,
+    // `@distinctUnionOfObjects`, `@unionOfObjects`) applies to the collection on its left and
+    // the key path on its right, and gives an `NSNumber` (or an array for the unions).
     func kvcValue(forKeyPath keyPath: String) -> Any? {
         // A composite attribute's element (`address.city`) has a slot of its own.
         if keyPathProbe == nil, keyPath.contains("."), let slot = entity.slotTable.layout.slot(of: keyPath), entity.slotTable.attributes[slot] != nil {
             return value(forKey: keyPath)
         }
+        let keys = keyPath.split(separator: ".").map(String.init)
+        if keys.count == 1, !keyPath.hasPrefix("@") { return value(forKey: keyPath) }
+        if let operatorIndex = keys.firstIndex(where: { $0.hasPrefix("@") }) {
+            let left = keys[..<operatorIndex].joined(separator: ".")
+            let right = keys[(operatorIndex + 1)...].joined(separator: ".")
+            let collection: [Any]
+            if left.isEmpty {
+                collection = [self]
+            } else {
+                collection = Self.elements(of: kvcValue(forKeyPath: left))
+            }
+            return Self.apply(collectionOperator: keys[operatorIndex], to: collection, keyPath: right)
+        }
         var current: [Any] = [self]
         var collection = false
-        for key in keyPath.split(separator: ".").map(String.init) {
+        var ordered = true
+        for key in keys {
             var next: [Any] = []
             for item in current {
                 if let dictionary = item as? [String: Any] {
@@ -143,6 +167,7 @@ extension NSManagedObject {
                 if let many = value as? Set<NSManagedObject> {
                     next.append(contentsOf: Array(many))
                     collection = true
+                    ordered = false
                 } else if let ordered = value as? NSOrderedSet {
                     next.append(contentsOf: ordered.array)
                     collection = true
@@ -152,7 +177,63 @@ extension NSManagedObject {
             }
             current = next
         }
-        return collection ? current : current.first
+        guard collection else { return current.first }
+        return ordered ? NSOrderedSet(array: current) as Any : NSSet(array: current) as Any
+    }
+
+    /// The elements of what a key path gave: a collection's members, or the one value.
+    private static func elements(of value: Any?) -> [Any] {
+        switch value {
+        case nil: return []
+        case let set as NSSet: return set.allObjects
+        case let ordered as NSOrderedSet: return ordered.array
+        case let set as Set<NSManagedObject>: return Array(set)
+        case let array as [Any]: return array
+        case let .some(single): return [single]
+        }
+    }
+
+    /// A key-value coding collection operator over `collection`, reading `keyPath` of each
+    /// element (the element itself when empty); unknown operators trap, as Apple's raise.
+    private static func apply(collectionOperator name: String, to collection: [Any], keyPath: String) -> Any? {
+        func values() -> [Any] {
+            collection.compactMap { element -> Any? in
+                guard !keyPath.isEmpty, keyPath != "self" else { return element }
+                guard let object = element as? NSManagedObject else { return nil }
+                let value = object.value(forKeyPath: keyPath)
+                return value is NSNull ? nil : value
+            }
+        }
+        switch name {
+        case "@count":
+            return NSNumber(value: collection.count)
+        case "@sum", "@avg":
+            let numbers = values().compactMap { ($0 as? NSNumber) }
+            // An integer sum stays exact; a sum involving a fraction is a Double.
+            let isIntegral = numbers.allSatisfy { !"fd".contains(String(cString: $0.objCType)) }
+            if name == "@sum" {
+                return isIntegral ? NSNumber(value: numbers.reduce(Int64(0)) { $0 &+ $1.int64Value }) : NSNumber(value: numbers.reduce(0.0) { $0 + $1.doubleValue })
+            }
+            guard !numbers.isEmpty else { return NSNumber(value: 0) }
+            return NSNumber(value: numbers.reduce(0.0) { $0 + $1.doubleValue } / Double(numbers.count))
+        case "@min", "@max":
+            var best: Any?
+            for value in values() {
+                guard let current = best else {
+                    best = value
+                    continue
+                }
+                let order = CoreDataPredicate.NSSortDescriptor.compareValues(value, current, selector: "compare:")
+                if (name == "@min" && order == .orderedAscending) || (name == "@max" && order == .orderedDescending) { best = value }
+            }
+            return FoundationBridge.object(best)
+        case "@unionOfObjects":
+            return values()
+        case "@distinctUnionOfObjects":
+            return NSSet(array: values()).allObjects
+        default:
+            preconditionFailure("CoreData: [<\(collection.first.map { String(describing: type(of: $0)) } ?? "?")> valueForKeyPath:]: this class does not implement the \(name) operation")
+        }
     }
 
     // Implements the overridable `primitiveValue` declared on the class.
@@ -226,7 +307,15 @@ extension NSManagedObject {
     }
 
     /// The changed properties and their new values since the last save or fetch.
+    ///
+    /// As Apple's: nil values are `NSNull`, numbers `NSNumber`s (so `as? Int` works on any
+    /// integer width), decimals `NSDecimalNumber`s, to-many values sets of objects.
     public func changedValues() -> [String: Any] {
+        storedChangedValues().mapValues { FoundationBridge.object($0) }
+    }
+
+    /// ``changedValues()`` with values as the object holds them (for putting them back).
+    func storedChangedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         for key in changedKeys {
             // A composite's element reports the composite's whole value, as Apple's does.
@@ -242,7 +331,8 @@ extension NSManagedObject {
         key.split(separator: ".", maxSplits: 1).first.map(String.init) ?? key
     }
 
-    /// The last saved values of `keys` (all properties for `nil`); `NSNull` for nil values.
+    /// The last saved values of `keys` (all properties for `nil`); `NSNull` for nil values,
+    /// numbers as `NSNumber`, as Apple's.
     public func committedValues(forKeys keys: [String]?) -> [String: Any] {
         guard let row = committedRow else { return [:] }
         var result: [String: Any] = [:]
@@ -250,10 +340,12 @@ extension NSManagedObject {
             guard let property = entity.propertiesByName[key], !property.isTransient else { continue }
             if let composite = property as? NSCompositeAttributeDescription {
                 let slots = entity.slotAttributesByName
-                result[key] = compositeValue(composite) { path in slots[path].flatMap { row[path].attributeValue(as: $0.attributeType) } } ?? NSNull()
+                result[key] = compositeValue(composite) { path in
+                    slots[path].flatMap { FoundationBridge.object(row[path].attributeValue(as: $0.attributeType)) }
+                } ?? NSNull()
                 continue
             }
-            result[key] = storedValue(row[key], of: property) ?? NSNull()
+            result[key] = FoundationBridge.object(storedValue(row[key], of: property)) ?? NSNull()
         }
         return result
     }
@@ -266,7 +358,7 @@ extension NSManagedObject {
         var result: [String: Any] = [:]
         for key in eventChangedKeys where still.contains(key) {
             guard let property = entity.propertiesByName[key], !property.isTransient else { continue }
-            result[key] = currentValue(of: property) ?? NSNull()
+            result[key] = FoundationBridge.object(currentValue(of: property)) ?? NSNull()
         }
         return result
     }
@@ -365,6 +457,7 @@ extension NSManagedObject {
         startEventIfNeeded()
         eventOtherKeys.insert(key)
         managedObjectContext?.objectDidChange(self)
+        if let observation { observation.didChange(key, of: self) }
     }
 
     /// Notes a change of the attribute at `slot` (below 64).
@@ -373,6 +466,7 @@ extension NSManagedObject {
         startEventIfNeeded()
         eventSlots |= 1 << UInt64(slot)
         managedObjectContext?.objectDidChange(self)
+        if let observation { observation.didChange(entity.propertyLayout.names[slot], of: self) }
     }
 
     func fireFaultIfNeeded() {

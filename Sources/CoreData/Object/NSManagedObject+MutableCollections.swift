@@ -90,6 +90,20 @@ extension NSManagedObject {
     func setDestinations(_ objects: [NSManagedObject], of relationship: NSRelationshipDescription) {
         var seen = Set<ObjectIdentifier>()
         let unique = objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        if let observation {
+            // Observers hear of a proxy's edit as the objects it adds or removes, as Apple's do.
+            let current = toManyValues[relationship.name] ?? []
+            let before = Set(current.map(ObjectIdentifier.init))
+            let added = unique.filter { !before.contains(ObjectIdentifier($0)) }
+            let removed = current.filter { !seen.contains(ObjectIdentifier($0)) }
+            let keepsOrder = zip(current.filter { seen.contains(ObjectIdentifier($0)) }, unique.filter { before.contains(ObjectIdentifier($0)) }).allSatisfy { $0 === $1 }
+            if keepsOrder, removed.isEmpty, !added.isEmpty {
+                observation.nextMutation = (relationship.name, .insertion(added))
+            } else if keepsOrder, added.isEmpty, !removed.isEmpty {
+                observation.nextMutation = (relationship.name, .removal(removed))
+            }
+        }
+        defer { observation?.nextMutation = nil }
         setValue(relationship.isOrdered ? NSOrderedSet(array: unique) as Any : Set(unique) as Any, forKey: relationship.name)
     }
 

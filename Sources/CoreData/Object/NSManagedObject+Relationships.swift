@@ -39,6 +39,7 @@ extension NSManagedObject {
         if relationship.isToMany {
             var list = toManyValues[relationship.name] ?? []
             guard !list.contains(where: { $0 === owner }) else { return }
+            observation?.nextMutation = (relationship.name, .insertion([owner]))
             willChangeForUndo(relationship.name)
             list.append(owner)
             toManyValues[relationship.name] = list
@@ -63,6 +64,7 @@ extension NSManagedObject {
         if relationship.isToMany {
             var list = toManyValues[relationship.name] ?? []
             guard let index = list.firstIndex(where: { $0 === owner }) else { return }
+            observation?.nextMutation = (relationship.name, .removal([owner]))
             willChangeForUndo(relationship.name)
             list.remove(at: index)
             toManyValues[relationship.name] = list

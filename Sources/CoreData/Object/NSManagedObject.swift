@@ -86,6 +86,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     var parentRelationships: [String: [NSManagedObjectID]]?
     /// Set while the context inserts, deletes or saves the object.
     var lifecycle = Lifecycle()
+    /// The object's observers (key-value observing, block observations, the Observation
+    /// registrar); `nil` until something observes it, so that a change costs one check.
+    var observation: ObjectObservation?
 
     struct Lifecycle {
         var isInserted = false
@@ -172,8 +175,13 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// `NSOrderedSet`). Types are checked when the context saves (validation), as on Apple.
     open func setValue(_ value: Any?, forKey key: String) { kvcSetValue(value, forKey: key) }
 
-    /// The value at a dotted key path (`"author.name"`); through to-many relationships, the values
-    /// of all destinations.
+    /// The value at a dotted key path (`"author.name"`); through a to-many relationship, the values
+    /// of all destinations as an `NSSet` (an `NSOrderedSet` when every to-many step is ordered).
+    ///
+    /// Apple's collection operators apply to the collection on their left: `"books.@count"`,
+    /// `"books.@sum.pages"`, `@avg`, `@min`, `@max` give an `NSNumber` (so `as? Int` and
+    /// `as? Double` work), `@unionOfObjects` and `@distinctUnionOfObjects` an array. An unknown
+    /// operator traps, as Apple's raises.
     open func value(forKeyPath keyPath: String) -> Any? { kvcValue(forKeyPath: keyPath) }
 
     /// Sets the value at a dotted key path; the last key is set on the object the rest leads to.
@@ -190,14 +198,29 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// Sets the stored value of a property: no change is recorded (no `hasChanges`, no undo, no notification) and the inverse relationship is not maintained; bracket it with `willChangeValue(forKey:)`/`didChangeValue(forKey:)` to make it a change, as Apple's custom accessors do.
     open func setPrimitiveValue(_ value: Any?, forKey key: String) { kvcStorePrimitiveValue(value, forKey: key) }
 
-    /// Kept for source compatibility; change tracking here does not need the calls.
-    open func willAccessValue(forKey key: String?) {}
-    /// Kept for source compatibility.
+    /// Before a custom accessor reads a property through `primitiveValue(forKey:)`: fires the
+    /// fault when the object is one (pass `nil` just to fire it), and registers the read with
+    /// the Observation framework when the context tracks observation access
+    /// (``NSManagedObjectContext/tracksObservationAccess``), as `value(forKey:)` does.
+    open func willAccessValue(forKey key: String?) {
+        let context = managedObjectContext
+        context?.assertOnQueue(touching: self)
+        fireFaultIfNeeded()
+        if let key, context?.tracksObservationAccess == true, keyPathProbe == nil { noteObservedAccess(key) }
+    }
+    /// After a custom accessor read a property; nothing is left to do (kept for source compatibility).
     open func didAccessValue(forKey key: String?) {}
     /// Before a modeled property changes through `setPrimitiveValue(_:forKey:)`: records the value undo puts back.
     open func willChangeValue(forKey key: String) { kvcWillChangeValue(forKey: key) }
     /// After a modeled property changed through `setPrimitiveValue(_:forKey:)`: records the change, as `setValue(_:forKey:)` does.
     open func didChangeValue(forKey key: String) { kvcDidChangeValue(forKey: key) }
+
+    /// Receives changes of objects this object observes (as an observer added with
+    /// `addObserver(_:forKeyPath:options:context:)`). Override it, as on Apple platforms; the
+    /// default traps, as Apple's `NSObject` implementation raises for an unhandled notification.
+    open func observeValue(forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?) {
+        preconditionFailure("CoreData: \(type(of: self)) received a change of '\(keyPath ?? "")' but does not override observeValue(forKeyPath:of:change:context:)")
+    }
 
     // MARK: Validation (override points)
 

@@ -165,11 +165,9 @@ enum Printer {
                 return (write(arguments[0], atLeast: .postfix) + "[" + write(arguments[1], atLeast: .setOperation) + "]", .postfix)
             }
         }
-        if let builtin = BuiltinFunctions.named(name), builtin.accepts(arguments.count),
-           BuiltinFunctions.resolve(shortName: builtin.shortName, argumentCount: arguments.count)?.name == name {
-            return (builtin.shortName + "(" + list(arguments) + ")", .postfix)
-        }
-        // Apple's own printed form, `name:(arguments)`; it parses back only for built-in names.
+        // Apple's printed form: the selector-style name, then the arguments (`sum:(numbers)`,
+        // `uppercase:(name)`, `now()`); the parser reads it back for built-in names, as it reads
+        // the short form (`sum(numbers)`) people write.
         return (name + "(" + list(arguments) + ")", .postfix)
     }
 

@@ -75,19 +75,6 @@ enum ValueKinds {
         return nil
     }
 
-    /// The value with a Swift number replaced by the NSNumber Apple would return (NSDecimalNumber
-    /// for a Decimal); other values unchanged.
-    static func bridgingNumbers(_ value: Any?) -> Any? {
-        guard let value, !(type(of: value) is NSNumber.Type), let number = Number(value) else { return value }
-        if let bool = value as? Bool { return NSNumber(value: bool) }
-        switch number {
-        case .int(let v): return NSNumber(value: v)
-        case .uint(let v): return NSNumber(value: v)
-        case .double(let v): return NSNumber(value: v)
-        case .decimal(let v): return NSDecimalNumber(decimal: v)
-        }
-    }
-
     /// Whether the value is an instance of a class (compared by identity when not Hashable).
     static func isObject(_ value: Any) -> Bool {
         type(of: value) is AnyObject.Type

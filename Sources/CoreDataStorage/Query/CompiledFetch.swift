@@ -122,11 +122,11 @@ package struct CompiledFetch {
         /// evaluator produces it (`[Any?]`); nil when the expression is anything else.
         static func constant(_ expression: NSExpression) -> Constant? {
             switch expression.expressionType {
-            case .constantValue: return Constant(value: expression.constantValue)
+            case .constantValue: return Constant(value: expression.storedConstantValue)
             case .aggregate:
                 guard let items = expression.collection as? [NSExpression],
                       items.allSatisfy({ $0.expressionType == .constantValue }) else { return nil }
-                let values: [Any?] = items.map { $0.constantValue }
+                let values: [Any?] = items.map { $0.storedConstantValue }
                 return Constant(value: values)
             default: return nil
             }
