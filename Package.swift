@@ -30,7 +30,7 @@
 //   CoreDataPostgreSQL       the product a server app adds: NSPostgreSQLStoreType's engine, registered
 //                            with CoreData; apps that do not add it never build postgres-nio
 //   coredata                 the file-inspection CLI
-//   coredata-demo            the README's demo
+//   coredata-demo            the README's demo (on the binary store, or on PostgreSQL given a URL)
 //
 // Tests/CoreDataTestSupport is a library target the test targets share: the fault-injecting file
 // system and the crash workload run against both file stores. Tests/CoreDataTestModel holds the
@@ -161,7 +161,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coredata-demo",
-            dependencies: ["CoreData"],
+            dependencies: ["CoreData", "CoreDataPostgreSQL"],
             resources: [.copy("Resources/Library.xcdatamodeld")]
         ),
         .testTarget(
@@ -200,6 +200,12 @@ let package = Package(
             name: "CoreDataTestSupport",
             dependencies: ["CoreDataFileSystem", "CoreDataPageCodec", "CoreDataStorage", "CoreDataModel", "CoreDataTestModel"],
             path: "Tests/CoreDataTestSupport"
+        ),
+        // Needs no store: checks the throwaway PostgreSQL server the store's tests run against
+        // (.ci/postgres.sh, PostgreSQLTestServer) with postgres-nio alone.
+        .testTarget(
+            name: "CoreDataPostgreSQLServerTests",
+            dependencies: ["CoreDataTestSupport", .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .testTarget(
             name: "CoreDataBinaryStoreTests",

@@ -6,9 +6,20 @@ cd "$(dirname "$0")/.."
 bash .ci/setup.sh
 bash .ci/client-package-check.sh
 swift build --build-tests
+# The PostgreSQL store's tests run against a throwaway server (.ci/postgres.sh) of this run's own
+# (its own state folder, so a parallel run neither reuses nor stops it), stopped on any exit; if
+# this script is killed outright, the script's watcher of this process stops it.
+# COREDATA_REQUIRE_POSTGRES=1: the tests use this server and never start one of their own.
+COREDATA_POSTGRES_STATE="$(mktemp -d "${TMPDIR:-/tmp}/coredata-postgres-state.XXXXXX")"
+export COREDATA_POSTGRES_STATE
+trap 'bash .ci/postgres.sh stop || true; rm -rf "$COREDATA_POSTGRES_STATE"' EXIT
+COREDATA_POSTGRES_URL="$(COREDATA_POSTGRES_OWNER_PID=$$ COREDATA_POSTGRES_STATE_PRIVATE=1 bash .ci/postgres.sh start)"
+export COREDATA_POSTGRES_URL
+export COREDATA_REQUIRE_POSTGRES=1
 # The output is kept to add up the crash suites' scenario counts (issue 19: at least 10,000 per run).
 test_output="$(mktemp)"
 swift test 2>&1 | tee "$test_output"
+bash .ci/postgres.sh stop
 awk '/^crash scenarios: / { total += $NF; suites += 1 } END { printf "crash scenarios: %d in %d suites\n", total, suites }' "$test_output"
 rm -f "$test_output"
 # Every fuzz target builds with libFuzzer and AddressSanitizer and runs for 30 seconds from its seed

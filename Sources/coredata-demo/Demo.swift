@@ -1,4 +1,5 @@
 import CoreData
+import CoreDataPostgreSQL
 
 /// The README's demo: what a newcomer runs first.
 ///
@@ -7,6 +8,9 @@ import CoreData
 /// predicate and a sort, reopens the store in a new container to show the saves are on disk, and
 /// prints each step. The store stays at the printed path (or the path given as the first
 /// argument) for the `coredata` CLI to inspect.
+///
+/// Given a `postgres://user@host:port/database?schema=demo` URL instead of a path, the same
+/// steps run on a PostgreSQL store (`NSPostgreSQLStoreType`) in that schema.
 @main
 enum Demo {
     static func main() throws {
@@ -17,16 +21,15 @@ enum Demo {
         let model = try NSManagedObjectModel(validatingContentsOf: url)
         print("1. Loaded \(url.lastPathComponent): entities \(model.entities.compactMap(\.name).sorted().joined(separator: ", ")) (checksum \(model.versionChecksum))")
 
-        let storeURL = CommandLine.arguments.dropFirst().first.map { URL(fileURLWithPath: $0) }
-            ?? NSPersistentContainer.defaultDirectoryURL().appendingPathComponent("Library.store")
+        let store = Store(argument: CommandLine.arguments.dropFirst().first)
         let container = NSPersistentContainer(name: "Library", managedObjectModel: model)
         // Start from an empty store each run, so the output is always the same.
-        try container.persistentStoreCoordinator.destroyPersistentStore(at: storeURL, ofType: NSBinaryStoreType)
-        container.persistentStoreDescriptions.first?.url = storeURL
+        try container.persistentStoreCoordinator.destroyPersistentStore(at: store.url, ofType: store.type)
+        store.describe(container.persistentStoreDescriptions.first)
         var loadError: Error?
         container.loadPersistentStores { description, error in
             loadError = error
-            print("2. Opened the default embedded store (type \(description.type)) at \(storeURL.path)")
+            print("2. Opened \(store.kind) (type \(description.type)) at \(store.shown)")
         }
         if let loadError { throw loadError }
 
@@ -70,16 +73,50 @@ enum Demo {
             try container.persistentStoreCoordinator.remove(store)
         }
         let again = NSPersistentContainer(name: "Library", managedObjectModel: model)
-        again.persistentStoreDescriptions.first?.url = storeURL
+        store.describe(again.persistentStoreDescriptions.first)
         again.loadPersistentStores { _, error in loadError = error }
         if let loadError { throw loadError }
         let authors = try again.viewContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Author"))
         let stored = try again.viewContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Book"))
-        print("6. Reopened the store in a new container: \(authors) authors and \(stored) books were on disk")
+        print("6. Reopened the store in a new container: \(authors) authors and \(stored) books were \(store.place)")
         for store in again.persistentStoreCoordinator.persistentStores {
             try again.persistentStoreCoordinator.remove(store)
         }
     }
 
     struct ExitError: Error {}
+
+    /// Where the demo keeps its objects: the binary store at a path, or a PostgreSQL store when
+    /// the argument is a `postgres://` URL.
+    struct Store {
+        var type: String
+        var url: URL
+
+        init(argument: String?) {
+            if let argument, let url = URL(string: argument), let scheme = url.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" {
+                type = NSPostgreSQLStoreType
+                self.url = url
+            } else {
+                type = NSBinaryStoreType
+                url = argument.map { URL(fileURLWithPath: $0) } ?? NSPersistentContainer.defaultDirectoryURL().appendingPathComponent("Library.store")
+            }
+        }
+
+        var isPostgreSQL: Bool { type == NSPostgreSQLStoreType }
+        var kind: String { isPostgreSQL ? "a PostgreSQL store" : "the default embedded store" }
+        var place: String { isPostgreSQL ? "on the server" : "on disk" }
+
+        /// The path, or the URL without its password.
+        var shown: String {
+            guard isPostgreSQL else { return url.path }
+            guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.password != nil else { return url.absoluteString }
+            components.password = "***"
+            return components.url?.absoluteString ?? url.absoluteString
+        }
+
+        func describe(_ description: NSPersistentStoreDescription?) {
+            description?.type = type
+            description?.url = url
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import CoreData
+import CoreDataTestSupport
 import Foundation
 import XCTest
 
@@ -134,13 +135,11 @@ func names(_ objects: [NSManagedObject], _ key: String = "name") -> [String] {
     objects.map { ($0.value(forKey: key) as? String) ?? "nil" }
 }
 
-/// The test server's URL (`COREDATA_POSTGRES_URL`, set by `.ci/test.sh`) with a new schema.
+/// Schemas on the test server (``PostgreSQLTestServer``: `COREDATA_POSTGRES_URL`, or a server this
+/// test process starts and stops itself).
 enum PostgreSQLTestStores {
-    static var unavailableReason: String { "COREDATA_POSTGRES_URL is not set (.ci/postgres.sh start prints a server's URL)" }
+    static var unavailableReason: String { PostgreSQLTestServer.unavailableReason ?? "unknown" }
 
-    static func freshURL() -> URL? {
-        guard let base = ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"], !base.isEmpty else { return nil }
-        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
-        return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=\(schema)")
-    }
+    /// The server's URL with a new schema, nil when there is no server.
+    static func freshURL() -> URL? { PostgreSQLTestServer.freshSchemaURL() }
 }
