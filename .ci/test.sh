@@ -19,6 +19,9 @@ export COREDATA_REQUIRE_POSTGRES=1
 # The output is kept to add up the crash suites' scenario counts (issue 19: at least 10,000 per run).
 test_output="$(mktemp)"
 swift test 2>&1 | tee "$test_output"
+# The PostgreSQL benchmark phase at a tiny size against the same server: a smoke test of its
+# workloads (our store beside raw postgres-nio), no timing asserted.
+swift run --package-path Benchmarks coredata-bench --objects 2000 --postgres "$COREDATA_POSTGRES_URL"
 bash .ci/postgres.sh stop
 awk '/^crash scenarios: / { total += $NF; suites += 1 } END { printf "crash scenarios: %d in %d suites\n", total, suites }' "$test_output"
 rm -f "$test_output"
