@@ -60,7 +60,10 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     private var listener: Task<Void, Never>?
 
     /// The `NOTIFY` channel of the store's saves (§9): one per schema.
-    var notificationChannel: String { "coredata_" + configuration.schema.lowercased() }
+    var notificationChannel: String { Self.notificationChannel(of: configuration.schema) }
+
+    /// The channel of a schema's store.
+    static func notificationChannel(of schema: String) -> String { "coredata_" + schema.lowercased() }
 
     /// Replaces the listening task; returns the one it replaced.
     @discardableResult
@@ -150,7 +153,6 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             var name = PostgresBindings()
             name.append(schemaName)
             let schemas = try await transaction.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", name)
-            var created = false
             if schemas.isEmpty {
                 guard !configuration.readOnly else { throw StoreError.io(detail: "there is no PostgreSQL store at \(configuration.redactedURL) (schema \(schemaName) does not exist)") }
                 try await transaction.run("CREATE SCHEMA \(schemaName)")
@@ -161,7 +163,6 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
             if tables.isEmpty {
                 guard !configuration.readOnly else { throw StoreError.io(detail: "there is no PostgreSQL store at \(configuration.redactedURL)") }
                 try await create(transaction, model: model, metadata: metadata)
-                created = true
             }
             var records: [SQLSchema.EntityRecord] = []
             for row in try await transaction.query("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
@@ -179,9 +180,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                 let table = try cells[0].decode(String.self).uppercased()
                 columns[table, default: [:]][try cells[1].decode(String.self).uppercased()] = try cells[2].decode(String.self)
             }
-            let stored = try await readMetadata(transaction)
-            _ = created
-            return Opened(records: records, columns: columns, metadata: stored)
+            return Opened(records: records, columns: columns, metadata: try await readMetadata(transaction))
         }
     }
 
@@ -645,7 +644,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                 updated = try await transaction.run("UPDATE \(entity.hierarchy.table) SET \(set) WHERE Z_PK = $1 AND Z_ENT = $2 AND Z_OPT = $3", all)
             } catch where Self.sqlState(error) == Self.uniqueViolation {
                 // Another server's save took the values between the check and the write.
-                throw constraintConflict(error, row.objectID)
+                throw constraintConflict(error, [row.objectID])
             }
             if updated == 0 { stale.append((row.objectID, row.version)); continue }
             versions[row.objectID] = row.version + 1
@@ -712,7 +711,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                 try await transaction.run("INSERT INTO \(entity.hierarchy.table) (\(columns.joined(separator: ", "))) VALUES (\(parameters))", all)
             } catch where Self.sqlState(error) == Self.uniqueViolation {
                 if (error as? PSQLError)?.serverInfo?[.constraintName]?.hasSuffix("_pkey") == true { throw StoreError.duplicateObjectID(row.objectID) }
-                throw constraintConflict(error, row.objectID)
+                throw constraintConflict(error, [row.objectID])
             }
         }
         for key in batches.keys.sorted() { try await flush(key) }
@@ -867,11 +866,11 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
 
     /// The constraint conflict a unique index's refusal stands for: the index names the
     /// constraint; the other object is not known, only this one.
-    private func constraintConflict(_ error: any Error, _ objectID: StoreObjectID) -> StoreError {
+    private func constraintConflict(_ error: any Error, _ objectIDs: [StoreObjectID]) -> StoreError {
         let index = (error as? PSQLError)?.serverInfo?[.constraintName] ?? ""
         let constraint = uniqueIndexes[index]
         return .constraintConflict([StoreConstraintConflict(
-            entityName: constraint?.entity ?? objectID.entityName, constraint: constraint?.names ?? [], objectIDs: [objectID])])
+            entityName: constraint?.entity ?? objectIDs.first?.entityName ?? "", constraint: constraint?.names ?? [], objectIDs: objectIDs)])
     }
 
     /// Every reference the saved rows hold names a row (§8).
@@ -952,10 +951,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                     do {
                         try await transaction.run("UPDATE \(entity.hierarchy.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ANY($1)", binds)
                     } catch where Self.sqlState(error) == Self.uniqueViolation {
-                        let index = (error as? PSQLError)?.serverInfo?[.constraintName] ?? ""
-                        let constraint = self.uniqueIndexes[index]
-                        throw StoreError.constraintConflict([StoreConstraintConflict(
-                            entityName: constraint?.entity ?? entityName, constraint: constraint?.names ?? [], objectIDs: group.sorted())])
+                        throw self.constraintConflict(error, group.sorted())
                     }
                 }
                 if !ids.isEmpty { try await self.notifyChange(transaction) }
@@ -1011,12 +1007,22 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     ///
     /// - Throws: ``StoreError/io(detail:)`` when the server refuses.
     public static func destroy(configuration: PostgreSQLStoreConfiguration) throws(StoreError) {
+        try withServer(configuration) { database in
+            _ = try await database.query("DROP SCHEMA IF EXISTS \(configuration.schema) CASCADE")
+        }
+    }
+
+    /// Runs `body` on a pool of its own for an operation without an open store (destroy,
+    /// install, metadata): the server must answer within the connect timeout first.
+    private static func withServer<T: Sendable>(
+        _ configuration: PostgreSQLStoreConfiguration, _ body: @escaping @Sendable (PostgreSQLDatabase) async throws -> T
+    ) throws(StoreError) -> T {
         let database: PostgreSQLDatabase
         do { database = try PostgreSQLDatabase(configuration: configuration) } catch { throw .io(detail: error.description) }
         defer { database.shutDown() }
         do {
             try database.checkReachable()
-            try database.bridge.run { _ = try await database.query("DROP SCHEMA IF EXISTS \(configuration.schema) CASCADE") }
+            return try database.bridge.run { try await body(database) }
         } catch {
             throw storeError(error, configuration)
         }
@@ -1028,52 +1034,36 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
     ///
     /// - Throws: ``StoreError/io(detail:)`` when the server refuses; nothing changed then.
     public static func install(staging: PostgreSQLStoreConfiguration, at target: PostgreSQLStoreConfiguration) throws(StoreError) {
-        let database: PostgreSQLDatabase
-        do { database = try PostgreSQLDatabase(configuration: target) } catch { throw .io(detail: error.description) }
-        defer { database.shutDown() }
         let retired = String(target.schema.prefix(40)) + "_replaced"
-        do {
-            try database.checkReachable()
-            try database.bridge.run {
-                try await database.transaction { transaction in
-                    var lockKey = PostgresBindings()
-                    lockKey.append("CoreData.\(target.schema)")
-                    try await transaction.query("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
-                    try await transaction.run("DROP SCHEMA IF EXISTS \(retired) CASCADE")
-                    try await transaction.run("ALTER SCHEMA \(target.schema) RENAME TO \(retired)")
-                    try await transaction.run("ALTER SCHEMA \(staging.schema) RENAME TO \(target.schema)")
-                    try await transaction.run("DROP SCHEMA \(retired) CASCADE")
-                    // Listeners of the store learn that everything changed.
-                    var channel = PostgresBindings()
-                    channel.append("coredata_" + target.schema.lowercased())
-                    try await transaction.query("SELECT pg_notify($1, 'migrated')", channel)
-                }
+        try withServer(target) { database in
+            try await database.transaction { transaction in
+                var lockKey = PostgresBindings()
+                lockKey.append("CoreData.\(target.schema)")
+                try await transaction.query("SELECT pg_advisory_xact_lock(hashtext($1))", lockKey)
+                try await transaction.run("DROP SCHEMA IF EXISTS \(retired) CASCADE")
+                try await transaction.run("ALTER SCHEMA \(target.schema) RENAME TO \(retired)")
+                try await transaction.run("ALTER SCHEMA \(staging.schema) RENAME TO \(target.schema)")
+                try await transaction.run("DROP SCHEMA \(retired) CASCADE")
+                // Listeners of the store learn that everything changed.
+                var channel = PostgresBindings()
+                channel.append(notificationChannel(of: target.schema))
+                try await transaction.query("SELECT pg_notify($1, 'migrated')", channel)
             }
-        } catch {
-            throw storeError(error, target)
         }
     }
 
     /// The metadata of the store at `configuration`, without opening it for a model.
     public static func metadata(configuration: PostgreSQLStoreConfiguration) throws(StoreError) -> StoreMetadata {
-        let database: PostgreSQLDatabase
-        do { database = try PostgreSQLDatabase(configuration: configuration) } catch { throw .io(detail: error.description) }
-        defer { database.shutDown() }
-        do {
-            try database.checkReachable()
-            return try database.bridge.run {
-                try await database.transaction { transaction in
-                    var name = PostgresBindings()
-                    name.append(configuration.schema)
-                    let tables = try await transaction.query(
-                        "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'z_metadata'", name)
-                    guard !tables.isEmpty else { throw StoreError.io(detail: "there is no PostgreSQL store at \(configuration.redactedURL)") }
-                    try await transaction.run("SET LOCAL search_path TO \(configuration.schema)")
-                    return try await readMetadata(transaction)
-                }
+        try withServer(configuration) { database in
+            try await database.transaction { transaction in
+                var name = PostgresBindings()
+                name.append(configuration.schema)
+                let tables = try await transaction.query(
+                    "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'z_metadata'", name)
+                guard !tables.isEmpty else { throw StoreError.io(detail: "there is no PostgreSQL store at \(configuration.redactedURL)") }
+                try await transaction.run("SET LOCAL search_path TO \(configuration.schema)")
+                return try await readMetadata(transaction)
             }
-        } catch {
-            throw storeError(error, configuration)
         }
     }
 }

@@ -1,3 +1,5 @@
+import CoreDataSQL
+import CoreDataStorage
 import Foundation
 
 /// Where a PostgreSQL store lives and how to reach it (`Formats/postgresql-store.md` §1), read from
@@ -86,16 +88,11 @@ public struct PostgreSQLStoreConfiguration: Sendable, CustomStringConvertible {
     /// Whether `name` is a schema name written into SQL without quotes: a store's tables are
     /// found through the connection's `search_path`.
     static func isIdentifier(_ name: String) -> Bool {
-        guard name.utf8.count <= 63, let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
-        return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        name.utf8.count <= 63 && SQLSchema.isIdentifier(name)
     }
 
     /// `url` with its password replaced by `***`.
-    public static func redacted(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<unreadable URL>" }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? "<unreadable URL>"
-    }
+    public static func redacted(_ url: URL) -> String { url.passwordRedacted }
 }
 
 /// A PostgreSQL store URL or option that cannot be used, or a server that refused.

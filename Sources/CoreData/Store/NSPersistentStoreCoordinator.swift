@@ -64,7 +64,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         ofType storeType: String, configurationName configuration: String?, at storeURL: URL?, options: [AnyHashable: Any]? = nil
     ) throws -> NSPersistentStore {
         guard let registration = StoreTypeRegistry.registration(for: storeType) else {
-            if let product = StoreTypeRegistry.providingProducts[storeType] {
+            if let product = StoreTypeRegistry.providingModules[storeType]?.product {
                 throw coreDataError(
                     NSPersistentStoreInvalidTypeError,
                     "the store type '\(storeType)' is in the \(product) product: add it to the app's dependencies and import \(product)")

@@ -72,14 +72,13 @@ extension NSPersistentStoreCoordinator {
 }
 
 extension StoreTypeRegistry {
-    /// The modules that provide a built-in store type's engine, by type: the class that registers it.
-    static let providingClasses = [NSPostgreSQLStoreType: "CoreDataPostgreSQL.PostgreSQLStoreEngines"]
-    /// The product to name when a store type's module is not in the app.
-    static let providingProducts = [NSPostgreSQLStoreType: "CoreDataPostgreSQL"]
+    /// The modules that provide a built-in store type's engine, by type: the class that registers
+    /// it, and the product to name when the module is not in the app.
+    static let providingModules = [NSPostgreSQLStoreType: (registeringClass: "CoreDataPostgreSQL.PostgreSQLStoreEngines", product: "CoreDataPostgreSQL")]
 
     /// Registers the engine of a type whose module is linked but has not registered yet.
     static func discover(_ type: String) {
-        guard let className = providingClasses[type] else { return }
+        guard let className = providingModules[type]?.registeringClass else { return }
         for mangled in SwiftClassFinder.classes(named: className) {
             if let registering = _typeByName(mangled) as? any StoreEngineRegistering.Type {
                 registering.registerStoreEngines()
@@ -99,10 +98,5 @@ extension StoreTypeRegistry {
 extension URL {
     /// The store's location as messages name it: a file's path, or a server URL without its
     /// password (a PostgreSQL store's URL may carry one).
-    var storeLocation: String {
-        if isFileURL { return path }
-        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return "<store URL>" }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? "<store URL>"
-    }
+    var storeLocation: String { isFileURL ? path : passwordRedacted }
 }

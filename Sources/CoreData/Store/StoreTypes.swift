@@ -194,7 +194,7 @@ enum StoreTypeRegistry {
         if let found = lock.withLock({ registrations[type] }) { return found }
         // A store type whose engine is in another module registers itself when that module is
         // linked (`StoreEngineRegistering`).
-        guard providingClasses[type] != nil else { return nil }
+        guard providingModules[type] != nil else { return nil }
         discover(type)
         return lock.withLock { registrations[type] }
     }
