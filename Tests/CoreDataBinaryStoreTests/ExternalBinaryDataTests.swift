@@ -140,7 +140,8 @@ final class ExternalBinaryDataTests: XCTestCase {
     }
 
     /// A save that fails (here an optimistic-locking conflict) writes no file and leaves the
-    /// value that was there; a save whose file cannot be written saves nothing.
+    /// value that was there; a save whose file cannot be written saves nothing and poisons the
+    /// handle (binary-store.md §15.2), and the next open holds the value saved before.
     func testAFailedSaveLeavesTheOldValueAndNoFile() throws {
         let fileSystem = FaultInjectingFileSystem()
         let store = try WorkloadRunner.open(fileSystem)
@@ -152,13 +153,15 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertThrowsError(try store.save(StoreChangeSet(updated: [updated(M.attachment(1, "b", size: large, seed: 3), version: 1)]))) { error in
             XCTAssertTrue("\(error)".contains("external data"), "\(error)")
         }
-        XCTAssertEqual(try store.row(for: first.objectID)?.values["payload"], first.values["payload"])
-        XCTAssertEqual(try store.row(for: first.objectID)?.version, 1)
-        // The handle goes on: nothing of that save reached the log.
-        _ = try store.save(StoreChangeSet(updated: [updated(M.attachment(1, "c", size: large, seed: 4), version: 1)]))
-        XCTAssertEqual(try store.row(for: first.objectID)?.version, 2)
-        XCTAssertTrue(try store.verify().isIntact)
-        try store.close()
+        // Poisoned: every later call names the failure and writes nothing.
+        XCTAssertThrowsError(try store.row(for: first.objectID)) { XCTAssertTrue("\($0)".contains("external data"), "\($0)") }
+        XCTAssertThrowsError(try store.save(StoreChangeSet(updated: [updated(M.attachment(1, "c", size: large, seed: 4), version: 1)])))
+        XCTAssertThrowsError(try store.close())
+        let reopened = try WorkloadRunner.open(FaultInjectingFileSystem(image: fileSystem.currentImage))
+        XCTAssertEqual(try reopened.row(for: first.objectID)?.values["payload"], first.values["payload"])
+        XCTAssertEqual(try reopened.row(for: first.objectID)?.version, 1)
+        XCTAssertTrue(try reopened.verify().isIntact)
+        try reopened.close()
     }
 
     func testVerifyReportsAMissingOrDamagedFileAndAReadFailsNamingIt() throws {

@@ -20,10 +20,28 @@ final class FaultSuiteTests: XCTestCase {
     private static let faults: [(code: Int32, persistent: Bool)] = [(EIO, false), (ENOSPC, false), (EIO, true), (ENOSPC, true)]
 
     func testEIOAndENOSPCAtEveryOperation() throws {
-        let workload = CrashWorkload.standard
+        let (scenarios, summary) = faultEveryOperation(of: CrashWorkload.standard)
+        ScenarioTally.report("binary fault", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 1_400, "the suite shrank")
+        print("fault suite: \(summary)")
+    }
+
+    /// The external-data workload (Formats/binary-store.md §15): a fault while a value's file is
+    /// written, synced, renamed into `NAME-external/` or its directory synced, as at every other
+    /// operation, reaches the save that needed it, poisons the handle and loses no returned save.
+    func testEIOAndENOSPCAtEveryOperationWithExternalData() throws {
+        let (scenarios, summary) = faultEveryOperation(of: CrashWorkload.externalData)
+        ScenarioTally.report("binary fault (external data)", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 500, "the suite shrank")
+        print("fault suite (external data): \(summary)")
+    }
+
+    /// Each fault of ``faults`` at each operation of `workload`; the failures are asserted here,
+    /// the scenario count and a summary line returned.
+    private func faultEveryOperation(of workload: CrashWorkload, file: StaticString = #filePath, line: UInt = #line) -> (scenarios: Int, summary: String) {
         let clean = FaultInjectingFileSystem()
         let baseline = WorkloadRunner.run(workload, on: clean)
-        XCTAssertNil(baseline.failure.map { "\($0.error)" })
+        XCTAssertNil(baseline.failure.map { "\($0.error)" }, file: file, line: line)
         let stepOf = WorkloadRunner.stepOfOperation(baseline)
         let trace = clean.operations
         let failures = ScenarioFailures()
@@ -77,10 +95,8 @@ final class FaultSuiteTests: XCTestCase {
                 }
             }
         }
-        ScenarioTally.report("binary fault", scenarios)
-        XCTAssertGreaterThanOrEqual(scenarios, 1_400, "the suite shrank")
-        print("fault suite: \(scenarios) scenarios (\(stepOf.count) ops × \(Self.faults.count) faults (EIO, ENOSPC; once, persistent) × 5 disk images: as it is, unsynced dropped, garbage sectors × 3 seeds), \(probes) calls on poisoned handles")
-        XCTAssertTrue(failures.messages.isEmpty, failures.summary)
+        XCTAssertTrue(failures.messages.isEmpty, failures.summary, file: file, line: line)
+        return (scenarios, "\(scenarios) scenarios (\(stepOf.count) ops × \(Self.faults.count) faults (EIO, ENOSPC; once, persistent) × 5 disk images: as it is, unsynced dropped, garbage sectors × 3 seeds), \(probes) calls on poisoned handles")
     }
 
     /// Recovery's own writes (dropping pages of an unfinished checkpoint, a stale `NAME-compact`,

@@ -234,10 +234,10 @@ struct DictionaryFetch {
     private func value(of column: Column, for row: RowObject, store: NSPersistentStore, model: NSManagedObjectModel) -> Any? {
         switch column {
         case .keyPath(_, let path):
-            return FoundationBridge.object(Self.exported(row.value(forKeyPath: path), store: store, model: model))
+            return FoundationBridge.dictionaryObject(Self.exported(row.value(forKeyPath: path), store: store, model: model))
         case .expression(_, let expression, let type, _):
             let value = Self.exported(expression.expressionValue(with: row, context: nil), store: store, model: model)
-            return FoundationBridge.object(ExpressionResultConversion.convert(value, to: type))
+            return FoundationBridge.dictionaryObject(ExpressionResultConversion.convert(value, to: type))
         }
     }
 
@@ -258,7 +258,7 @@ struct DictionaryFetch {
         }
         let summary = CoreDataPredicate.NSExpression(
             forFunction: expression.function, arguments: [CoreDataPredicate.NSExpression(forConstantValue: values)])
-        return FoundationBridge.object(ExpressionResultConversion.convert(summary.expressionValue(with: nil, context: nil), to: type))
+        return FoundationBridge.dictionaryObject(ExpressionResultConversion.convert(summary.expressionValue(with: nil, context: nil), to: type))
     }
 
     /// Store rows read through key paths become the object IDs of their objects.

@@ -46,7 +46,7 @@ public struct Managed<Value> {
         get {
             let key = ManagedKeyNames.name(of: storageKeyPath)
             if let probe = object.keyPathProbe { return probe.placeholder(for: object, key: key, as: Value.self) }
-            return ManagedValueConversion.convert(object.value(forKey: key), to: Value.self, object: object, key: key)
+            return ManagedValueConversion.convert(object.kvcValue(forKey: key), to: Value.self, object: object, key: key)
         }
         set {
             let key = ManagedKeyNames.name(of: storageKeyPath)

@@ -5,7 +5,14 @@ import Foundation
 
 extension NSManagedObject {
     // Implements the overridable `value` declared on the class.
-    func kvcValue(forKey key: String) -> Any? {
+    func kvcValue(forKey key: String) -> Any? { kvcValue(forKey: key, bridged: false) }
+
+    /// A property's value; with `bridged`, an attribute's number, boolean or decimal comes back
+    /// as the Foundation object Apple's `value(forKey:)` returns (``FoundationBridge``), so that
+    /// `as? Int` works on an Integer 16 attribute as it does on Apple platforms. Typed accessors
+    /// and the framework's own reads take the Swift value (`bridged: false`): the cast from an
+    /// `NSNumber` costs about ten times the cast from the Swift value.
+    func kvcValue(forKey key: String, bridged: Bool) -> Any? {
         if let keyPathProbe { return keyPathProbe.read(key, on: self) }
         switch key {
         case "objectID": return objectID
@@ -20,7 +27,8 @@ extension NSManagedObject {
             context?.assertOnQueue(touching: self)
             fireFaultIfNeeded()
             if context?.tracksObservationAccess == true { noteObservedAccess(key) }
-            return attributeValues[slot: slot]
+            let value = attributeValues[slot: slot]
+            return bridged ? Self.bridged(value, of: table.traits[slot].attributeType) : value
         }
         guard let property = entity.propertiesByName[key] else {
             preconditionFailure("CoreData: [<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\"")
@@ -29,7 +37,44 @@ extension NSManagedObject {
         context?.assertOnQueue(touching: self)
         fireFaultIfNeeded()
         if context?.tracksObservationAccess == true { noteObservedAccess(key) }
-        return currentValue(of: property)
+        let value = currentValue(of: property)
+        return bridged ? Self.bridged(value, of: property) : value
+    }
+
+    /// An attribute's value as Apple's key-value coding returns it: numbers and booleans as
+    /// `NSNumber`, decimals as `NSDecimalNumber`; every other value unchanged.
+    static func bridged(_ value: Any?, of type: NSAttributeType?) -> Any? {
+        guard let value, let type else { return value }
+        switch type {
+        case .integer16AttributeType:
+            if let number = value as? Int16 { return NSNumber(value: number) }
+        case .integer32AttributeType:
+            if let number = value as? Int32 { return NSNumber(value: number) }
+        case .integer64AttributeType:
+            if let number = value as? Int64 { return NSNumber(value: number) }
+        case .doubleAttributeType:
+            if let number = value as? Double { return NSNumber(value: number) }
+        case .floatAttributeType:
+            if let number = value as? Float { return NSNumber(value: number) }
+        case .booleanAttributeType:
+            if let flag = value as? Bool { return NSNumber(value: flag) }
+        case .decimalAttributeType:
+            if let decimal = value as? Decimal { return NSDecimalNumber(decimal: decimal) }
+        default:
+            return value
+        }
+        // A value of another Swift type set with `setValue(_:forKey:)` (an `Int` for an Integer
+        // 16 attribute): bridged as it is.
+        return FoundationBridge.scalar(value)
+    }
+
+    /// The bridged value of any property: a composite attribute's elements each bridged.
+    static func bridged(_ value: Any?, of property: NSPropertyDescription) -> Any? {
+        switch property {
+        case is NSCompositeAttributeDescription: return FoundationBridge.object(value)
+        case let attribute as NSAttributeDescription: return bridged(value, of: attribute.attributeType)
+        default: return value
+        }
     }
 
     // Implements the overridable `setValue` declared on the class.
@@ -240,7 +285,7 @@ extension NSManagedObject {
     func kvcPrimitiveValue(forKey key: String) -> Any? {
         guard let property = entity.propertiesByName[key] else { return nil }
         fireFaultIfNeeded()
-        return currentValue(of: property)
+        return Self.bridged(currentValue(of: property), of: property)
     }
 
     // Implements `setPrimitiveValue` declared on the class: as Apple's, the value is stored

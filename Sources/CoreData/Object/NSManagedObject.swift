@@ -162,12 +162,16 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 
     // MARK: Key-value access (declared here so that subclasses can override them)
 
-    /// The value of a property: an attribute's Swift value, a to-one relationship's object, a
-    /// to-many relationship's objects as `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
+    /// The value of a property: an attribute's value as Apple's key-value coding returns it (a
+    /// number or boolean as `NSNumber`, a decimal as `NSDecimalNumber`, so that `as? Int`,
+    /// `as? Double` and `as? Bool` work whatever the attribute's width; other types as their Swift
+    /// value), a to-one relationship's object, a to-many relationship's objects as
+    /// `Set<NSManagedObject>` (an `NSOrderedSet` when ordered).
     ///
     /// Reading fires the fault if the object is one. A key that is neither a property of the
     /// entity nor `objectID`/`entity`/`self` traps, as Apple's `valueForUndefinedKey:` raises.
-    open func value(forKey key: String) -> Any? { kvcValue(forKey: key) }
+    /// ``Managed`` properties read the Swift value directly and are the cheaper path.
+    open func value(forKey key: String) -> Any? { kvcValue(forKey: key, bridged: true) }
 
     /// Sets a property, keeping the inverse relationship in step and recording the change.
     ///
@@ -192,7 +196,8 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         target?.setValue(value, forKey: last)
     }
 
-    /// The stored value of a property, without change notifications.
+    /// The stored value of a property, without change notifications; numbers, booleans and
+    /// decimals bridged as ``value(forKey:)`` bridges them.
     open func primitiveValue(forKey key: String) -> Any? { kvcPrimitiveValue(forKey: key) }
 
     /// Sets the stored value of a property: no change is recorded (no `hasChanges`, no undo, no notification) and the inverse relationship is not maintained; bracket it with `willChangeValue(forKey:)`/`didChangeValue(forKey:)` to make it a change, as Apple's custom accessors do.

@@ -57,11 +57,18 @@ extension BinaryStore {
                     lastPath = file
                 }
             }
-            // One folder sync for the save's new names, and for names an earlier save renamed
-            // but could not sync (it failed; the file is reused here).
+            // One folder sync for the save's new names.
             if let lastPath { try fileSystem.syncDirectory(containing: lastPath) }
         } catch {
-            throw .io(detail: "the save's external data could not be written, so nothing was saved: \(error)")
+            // Poisoned as after any failed write or sync (the handle's contract): after a failed
+            // sync the kernel may have dropped the file's or folder's pages and reports the next
+            // sync clean, so a later save could name a file, or rely on a folder entry, that
+            // would not survive a power loss.
+            let failure = StoreError.io(detail: "the save's external data could not be written, so nothing was saved: \(error)")
+            group.lock()
+            if poisoned == nil { poisoned = failure }
+            group.unlock()
+            throw failure
         }
         return references
     }

@@ -8,10 +8,11 @@ import Foundation
 /// `NSNumber`, so code that works on Apple platforms (`row["count"] as? Int`) would fail here.
 /// The places that return such values through `Any` (expression values and constants, dictionary
 /// fetch results, collection operators, committed and changed values, history tombstones, batch
-/// results) pass them through ``object(_:)``.
+/// results, and a managed object's `value(forKey:)` and `primitiveValue(forKey:)`) pass them
+/// through ``object(_:)``.
 ///
-/// Not used for `value(forKey:)` and typed accessors: a cast from an `NSNumber` costs about ten
-/// times a cast from the Swift value, and those are the hot read path.
+/// Not used for typed accessors (`@Managed`) and the framework's own reads: a cast from an
+/// `NSNumber` costs about ten times a cast from the Swift value, and those are the hot read path.
 package enum FoundationBridge {
     /// `value` as Apple would return it: numbers and booleans as `NSNumber`, `Decimal` as
     /// `NSDecimalNumber`, the elements of arrays and the values of dictionaries likewise;
@@ -31,6 +32,17 @@ package enum FoundationBridge {
     /// ``object(_:)`` for a value that is present.
     package static func object(_ value: Any) -> Any {
         object(Optional(value)) ?? value
+    }
+
+    /// ``object(_:)`` for a value an `NSDictionary` will hold: a boolean becomes an integer
+    /// `NSNumber` (0 or 1). Foundation on Linux hands an `NSNumber` made from a `Bool` back out
+    /// of an `NSDictionary` as a Swift `Bool`, which `as? Int` does not convert; an integer
+    /// `NSNumber` converts to `Int` and to `Bool` both, as Apple's boolean `NSNumber` does, and
+    /// prints as Apple's does (`1`).
+    package static func dictionaryObject(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        if !(type(of: value) is NSNumber.Type), let flag = value as? Bool { return NSNumber(value: flag ? 1 : 0) }
+        return object(value)
     }
 
     /// ``object(_:)`` for a scalar only: collections are left as they are (a batch result's array
