@@ -27,8 +27,11 @@ extension NSManagedObject {
             context?.assertOnQueue(touching: self)
             fireFaultIfNeeded()
             if context?.tracksObservationAccess == true { noteObservedAccess(key) }
-            let value = attributeValues[slot: slot]
-            return bridged ? Self.bridged(value, of: table.traits[slot].attributeType) : value
+            // The type is checked first so that strings and the like pass with no copy of the value.
+            if bridged, let type = table.traits[slot].attributeType, Self.bridgesToFoundation(type) {
+                return Self.bridged(attributeValues[slot: slot], of: type)
+            }
+            return attributeValues[slot: slot]
         }
         guard let property = entity.propertiesByName[key] else {
             preconditionFailure("CoreData: [<\(type(of: self)) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name ?? "?") is not key value coding-compliant for the key \"\(key)\"")
@@ -39,6 +42,18 @@ extension NSManagedObject {
         if context?.tracksObservationAccess == true { noteObservedAccess(key) }
         let value = currentValue(of: property)
         return bridged ? Self.bridged(value, of: property) : value
+    }
+
+    /// Whether `bridged(_:of:)` changes values of `type`: numbers, booleans and decimals.
+    @inline(__always)
+    static func bridgesToFoundation(_ type: NSAttributeType) -> Bool {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .doubleAttributeType,
+             .floatAttributeType, .booleanAttributeType, .decimalAttributeType:
+            return true
+        default:
+            return false
+        }
     }
 
     /// An attribute's value as Apple's key-value coding returns it: numbers and booleans as
