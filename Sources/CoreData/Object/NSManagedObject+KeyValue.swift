@@ -122,6 +122,8 @@ extension NSManagedObject {
         case let composite as NSCompositeAttributeDescription:
             willChangeForUndo(key)
             setComposite(composite, to: value, noting: true)
+            // The elements noted their own changes; observers of the whole composite hear theirs.
+            if let observation { observation.didChange(key, of: self) }
         default:
             willChangeForUndo(key)
             attributeValues[key] = value
@@ -184,6 +186,8 @@ extension NSManagedObject {
                 continue
             }
             guard let slot = layout.slot(of: path) else { continue }
+            // An element has a slot, and observers, of its own (`address.city`).
+            if noting, let observation { observation.willChange(path, of: self) }
             attributeValues[slot: slot] = elementValue
             if noting { if slot < 64 { noteChange(slot: slot) } else { noteChange(path) } }
         }

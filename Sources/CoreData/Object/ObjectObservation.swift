@@ -61,7 +61,11 @@ final class ObjectObservation {
     /// The keys read under Observation tracking: the only ones whose changes the registrar hears of.
     var accessedKeys: Set<String> = []
 
-    var isEmpty: Bool { registrations.isEmpty && registrar == nil }
+    /// The dotted key paths observers added with `addObserver(_:forKeyPath:options:context:)`,
+    /// for `removeObserver` to find; their links are ordinary ``registrations``.
+    private(set) var paths: [KeyPathObservation] = []
+
+    var isEmpty: Bool { registrations.isEmpty && registrar == nil && paths.isEmpty }
 
     /// Every key someone observes: refreshes report these.
     var observedKeys: Set<String> { Set(registrations.map(\.key)).union(accessedKeys) }
@@ -89,6 +93,20 @@ final class ObjectObservation {
         }) else { return false }
         registrations.remove(at: index)
         return true
+    }
+
+    func add(path: KeyPathObservation) {
+        paths.append(path)
+    }
+
+    /// Takes out the latest observation of the dotted `keyPath` by `observer` (with `context`,
+    /// when given); `nil` when there is none.
+    func removePath(observer: AnyObject, keyPath: String, context: UnsafeMutableRawPointer??) -> KeyPathObservation? {
+        let identity = ObjectIdentifier(observer)
+        guard let index = paths.lastIndex(where: { path in
+            path.observerIdentity == identity && path.keyPath == keyPath && (context.map { $0 == path.context } ?? true)
+        }) else { return nil }
+        return paths.remove(at: index)
     }
 
     /// Before `key` of `object` changes: the prior notifications, the old value kept for after,
@@ -218,9 +236,10 @@ extension NSManagedObject {
     /// The member the registrar's key paths name; the registrar never reads it.
     subscript(observedKey key: String) -> Any? { observedValue(forKey: key) }
 
-    /// A modeled property's value as `value(forKey:)` gives it, for a notification.
+    /// A modeled property's value (or a composite attribute element's, `address.city`) as
+    /// `value(forKey:)` gives it, for a notification.
     func observedValue(forKey key: String) -> Any? {
-        guard entity.propertiesByName[key] != nil else { return nil }
+        guard entity.propertiesByName[key] != nil || entity.slotAttributesByName[key] != nil else { return nil }
         return value(forKey: key)
     }
 
