@@ -27,6 +27,11 @@ import Foundation
 ///   `$destination`, `$entityMapping`, `$propertyMapping` and `$entityPolicy`. Memory: every
 ///   object of the migration at once, as Apple's manager.
 ///
+/// Either way, every migrated object of an entity with derived attributes
+/// (`NSDerivedAttributeDescription`) holds the values its derivations give over its destination
+/// values (`now()`: the migration's time): the object path's destination save computes them, the
+/// row path reads the written objects back in chunks of 1,000 and saves those that change.
+///
 /// Threading: one migration at a time per manager; it blocks the calling thread, and its
 /// contexts are used on that thread (policies run there too).
 open class NSMigrationManager: NSObject {
