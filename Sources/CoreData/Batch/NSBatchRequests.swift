@@ -205,6 +205,12 @@ extension NSManagedObjectContext {
     /// Runs a batch request in the stores, without loading objects; or starts an
     /// ``NSAsynchronousFetchRequest`` and returns its ``NSAsynchronousFetchResult`` at once.
     ///
+    /// After a batch delete, update or insert, the derived attributes of the objects it wrote,
+    /// and of the objects one relationship away whose derivations read through that relationship,
+    /// are recomputed in the store as a save would (a second store write; see the Derived
+    /// attributes paragraph of <doc:DifferencesFromApple>). The result lists only the objects the
+    /// request itself wrote.
+    ///
     /// - Throws: `NSError`s: an unknown entity, a property that is not an attribute of the
     ///   entity, a value of the wrong type, store errors.
     @discardableResult
@@ -259,7 +265,14 @@ extension NSManagedObjectContext {
     }
 
     private func batchDelete(_ request: NSBatchDeleteRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
+        let recomputation = DerivedValueRecomputation(coordinator: coordinator, history: historyContext())
         if let ids = request.objectIDs {
+            // The objects whose derivations read through a relationship to the deleted ones, found
+            // before the rows (and the relationships in them) are gone.
+            var dependents: [NSManagedObjectID] = []
+            if let recomputation {
+                dependents = recomputation.dependents(of: ids.filter { !$0.isTemporaryID && recomputation.hasDependents($0.entity) })
+            }
             var deleted: [NSManagedObjectID] = []
             for (storeKey, group) in Dictionary(grouping: ids.filter { !$0.isTemporaryID }, by: { $0.persistentStore.map(ObjectIdentifier.init) }) {
                 guard storeKey != nil, let store = group.first?.persistentStore else { continue }
@@ -274,6 +287,7 @@ extension NSManagedObjectContext {
                 }
                 _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }
             }
+            try recomputation?.recompute(dependents, deleted: Set(deleted))
             return deleted
         }
         guard let fetch = request.fetchRequest else { return [] }
@@ -284,8 +298,24 @@ extension NSManagedObjectContext {
             entity: entity, includesSubentities: fetch.includesSubentities, predicate: fetch.predicate,
             sortDescriptors: fetch.sortDescriptors ?? [], offset: fetch.fetchOffset, limit: fetch.fetchLimit, resultType: .objectIDs)
         storeRequest.history = historyContext()
+        var dependents: [NSManagedObjectID] = []
+        if let recomputation, recomputation.hasDependents(entity) {
+            // The same fetch, read first: the objects it deletes name the dependents.
+            var matching = storeRequest
+            matching.history = nil
+            let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(matching) }
+            let matched: [StoreObjectID]
+            switch result {
+            case .objectIDs(let ids): matched = ids
+            case .rows(let rows): matched = rows.map(\.objectID)
+            case .count: matched = []
+            }
+            dependents = recomputation.dependents(of: managedObjectIDs(matched, in: store, coordinator))
+        }
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchDelete(storeRequest) }
-        return managedObjectIDs(ids, in: store, coordinator)
+        let deleted = managedObjectIDs(ids, in: store, coordinator)
+        try recomputation?.recompute(dependents, deleted: Set(deleted))
+        return deleted
     }
 
     private func batchUpdate(_ request: NSBatchUpdateRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
@@ -307,7 +337,9 @@ extension NSManagedObjectContext {
         var storeRequest = StoreFetchRequest(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate, resultType: .objectIDs)
         storeRequest.history = historyContext()
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchUpdate(storeRequest, values: values) }
-        return managedObjectIDs(ids, in: store, coordinator)
+        let updated = managedObjectIDs(ids, in: store, coordinator)
+        try recomputeDerivedValues(after: updated, of: entity, coordinator: coordinator)
+        return updated
     }
 
     private func batchInsert(_ request: NSBatchInsertRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
@@ -363,6 +395,18 @@ extension NSManagedObjectContext {
             changes.inserted.append(StoreRow(objectID: StoreObjectID(entityName: name, primaryKey: key), version: 0, values: values))
         }
         _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }
-        return changes.inserted.map { NSManagedObjectID(entity: entity, store: store, storeID: $0.objectID) }
+        let inserted = changes.inserted.map { NSManagedObjectID(entity: entity, store: store, storeID: $0.objectID) }
+        try recomputeDerivedValues(after: inserted, of: entity, coordinator: coordinator)
+        return inserted
+    }
+
+    /// Derived attributes after a batch update or insert, as a save would leave them: the
+    /// objects written, and the objects whose derivations read through a relationship to them.
+    /// Not counted in the request's result, as Apple's triggers are not.
+    private func recomputeDerivedValues(after written: [NSManagedObjectID], of entity: NSEntityDescription, coordinator: NSPersistentStoreCoordinator) throws {
+        guard !written.isEmpty, let recomputation = DerivedValueRecomputation(coordinator: coordinator, history: historyContext()),
+              recomputation.isAffected(by: entity)
+        else { return }
+        try recomputation.recompute(written + recomputation.dependents(of: written))
     }
 }

@@ -4,7 +4,9 @@ import CoreDataStorage
 import Foundation
 
 /// Derived attributes (``NSDerivedAttributeDescription``) are computed here, when a context saves
-/// to its stores, before the change set is built: the stores only keep the values.
+/// to its stores, before the change set is built: the stores only keep the values. Writes that
+/// bypass a save (migration, batch requests) run the same code through
+/// `DerivedValueRecomputation`.
 ///
 /// What is recomputed in a save: every inserted or updated object whose entity has derived
 /// attributes, and the objects one relationship away from a changed or deleted object whose
@@ -23,11 +25,8 @@ extension NSManagedObjectContext {
             candidates[ObjectIdentifier(object)] = object
         }
         for object in changed + Array(pendingDeleted.values) {
-            for dependency in derivations.dependencies where object.entity.isKindOf(entity: dependency.source) {
-                for dependent in object.relatedObjects(through: dependency.inverse)
-                    where !dependent.isDeleted && dependent.entity.isKindOf(entity: dependency.dependent) {
-                    candidates[ObjectIdentifier(dependent)] = dependent
-                }
+            for dependent in object.derivationDependents(in: derivations) where !dependent.isDeleted {
+                candidates[ObjectIdentifier(dependent)] = dependent
             }
         }
         for object in candidates.values.sorted(by: Self.stableOrder) { object.computeDerivedValues(saveTime: saveTime) }
@@ -35,8 +34,21 @@ extension NSManagedObjectContext {
 }
 
 extension NSManagedObject {
+    /// The objects one relationship away whose derived attributes read through that relationship
+    /// to this object (found through its inverse): what a change of this object makes stale. The
+    /// rule a save follows, and batch requests too.
+    func derivationDependents(in derivations: DerivationIndex) -> [NSManagedObject] {
+        var dependents: [NSManagedObject] = []
+        for dependency in derivations.dependencies where entity.isKindOf(entity: dependency.source) {
+            for dependent in relatedObjects(through: dependency.inverse) where dependent.entity.isKindOf(entity: dependency.dependent) {
+                dependents.append(dependent)
+            }
+        }
+        return dependents
+    }
+
     /// The objects this object's relationship `relationship` holds (none for a fault or a nil).
-    fileprivate func relatedObjects(through relationship: NSRelationshipDescription) -> [NSManagedObject] {
+    private func relatedObjects(through relationship: NSRelationshipDescription) -> [NSManagedObject] {
         guard let owner = relationship.entity, entity.isKindOf(entity: owner) else { return [] }
         let current = currentValue(of: relationship)
         if let one = current as? NSManagedObject { return [one] }

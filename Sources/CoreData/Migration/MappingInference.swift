@@ -41,7 +41,8 @@ struct MappingInference {
                 let old = sourceProperty(for: property, in: from)
                 if let attribute = property as? NSAttributeDescription {
                     guard let old else {
-                        if !attribute.isOptional && attribute.defaultValue == nil {
+                        // A derived attribute needs no default: the migration computes it.
+                        if !attribute.isOptional && attribute.defaultValue == nil && !(attribute is NSDerivedAttributeDescription) {
                             refusals.append("\(label): a new mandatory attribute without a default value")
                         }
                         attributes.append(NSPropertyMapping(name: property.name, valueExpression: nil))
@@ -55,7 +56,7 @@ struct MappingInference {
                         refusals.append("\(label): \(oldAttribute.attributeType) → \(attribute.attributeType)")
                         continue
                     }
-                    if oldAttribute.isOptional && !attribute.isOptional && attribute.defaultValue == nil {
+                    if oldAttribute.isOptional && !attribute.isOptional && attribute.defaultValue == nil && !(attribute is NSDerivedAttributeDescription) {
                         refusals.append("\(label): optional → mandatory without a default value")
                         continue
                     }

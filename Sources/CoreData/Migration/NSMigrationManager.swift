@@ -27,6 +27,11 @@ import Foundation
 ///   `$destination`, `$entityMapping`, `$propertyMapping` and `$entityPolicy`. Memory: every
 ///   object of the migration at once, as Apple's manager.
 ///
+/// Either way, every migrated object of an entity with derived attributes
+/// (`NSDerivedAttributeDescription`) holds the values its derivations give over its destination
+/// values (`now()`: the migration's time): the object path's destination save computes them, the
+/// row path reads the written objects back in chunks of 1,000 and saves those that change.
+///
 /// Threading: one migration at a time per manager; it blocks the calling thread, and its
 /// contexts are used on that thread (policies run there too).
 open class NSMigrationManager: NSObject {
@@ -138,8 +143,9 @@ open class NSMigrationManager: NSObject {
         }
         // Between binary stores, a mapping that moves values as they are rewrites the records
         // themselves into the new file (Formats/migration.md §5).
+        // Derived attributes are computed over the migrated objects, which needs the rows.
         if sourceType == NSBinaryStoreType, destinationType == NSBinaryStoreType, destinationOptions?[NSStoreUUIDKey] == nil,
-           let binary = source.engine as? BinaryStore,
+           destinationModel.derivationIndex == nil, let binary = source.engine as? BinaryStore,
            !ObjectGraphMigration.isNeeded(for: mapping), let transcoding = try recordTranscoding(mapping, from: binary) {
             try exportRecords(from: binary, by: transcoding, to: destinationURL, configuration: configuration, in: fileSystem)
             migrationProgress = 1
@@ -164,9 +170,11 @@ open class NSMigrationManager: NSObject {
         }
         do {
             if ObjectGraphMigration.isNeeded(for: mapping) {
+                // The destination context's save computes the derived attributes of the objects it inserts.
                 try runWithObjects(mapping, from: source, to: destination)
             } else {
                 try run(mapping, from: source.engine, to: destination.engine)
+                try computeDerivedAttributes(in: destination, of: destinationCoordinator)
             }
             try destinationCoordinator.remove(destination)
         } catch {
@@ -176,6 +184,17 @@ open class NSMigrationManager: NSObject {
         }
         migrationProgress = 1
         progress.completedUnitCount = Self.progressUnits
+    }
+
+    /// Sets the derived attributes of the objects the row path migrated (written as rows, with
+    /// no context to compute them) from their destination values; `now()` is the migration's time.
+    private func computeDerivedAttributes(in destination: NSPersistentStore, of coordinator: NSPersistentStoreCoordinator) throws {
+        guard let recomputation = DerivedValueRecomputation(coordinator: coordinator, history: nil) else { return }
+        do {
+            try recomputation.recomputeAll(in: destination)
+        } catch {
+            throw coreDataError(NSMigrationError, "the derived attributes of the migrated objects could not be computed: \(error.localizedDescription)", [NSUnderlyingErrorKey: error])
+        }
     }
 
     private static func cancelled(_ url: URL) -> NSError {
@@ -367,6 +386,8 @@ open class NSMigrationManager: NSObject {
         for property in entity.properties where !property.isOptional && !property.isTransient {
             guard let slot = layout.slot(of: property.name) else { continue }
             if let relationship = property as? NSRelationshipDescription, relationship.isToMany { continue }
+            // Computed after the rows are written (computeDerivedAttributes(in:of:)), not migrated.
+            if property is NSDerivedAttributeDescription { continue }
             mandatory.append((slot, property))
         }
         return mandatory
