@@ -27,6 +27,42 @@ final class BatchAndMergeTests: XCTestCase {
         }
     }
 
+    /// A batch delete runs no delete rule, but the deleted objects leave the to-many
+    /// relationships that held them, as in Apple's SQLite store, where a to-many relationship is
+    /// its destinations' foreign keys.
+    func testBatchDeletedObjectsLeaveToManyRelationships() {
+        forEachStore { kind, container in
+            let context = container.viewContext
+            let ada = context.make("Author", ["name": "Ada"])
+            for title in ["Notes", "Engines", "Letters"] { context.make("Book", ["title": title, "author": ada]) }
+            try context.save()
+            let fetch = NSFetchRequest<NSFetchRequestResult>(entityName: "Book")
+            fetch.predicate = NSPredicate(format: "title != %@", "Notes")
+            let delete = NSBatchDeleteRequest(fetchRequest: fetch)
+            delete.resultType = .resultTypeCount
+            XCTAssertEqual((try context.execute(delete) as? NSBatchDeleteResult)?.result as? Int, 2, "[\(kind)]")
+
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                let author = try XCTUnwrap(try reader.all("Author").first)
+                let books = try XCTUnwrap(author.value(forKey: "books") as? Set<NSManagedObject>)
+                XCTAssertEqual(try reader.all("Book").map { "\($0.value(forKey: "title") ?? "nil")" }.sorted(), ["Notes"], "[\(kind)]")
+                XCTAssertEqual(books.count, 1, "[\(kind)]")
+                XCTAssertEqual(books.compactMap { $0.value(forKey: "title") as? String }, ["Notes"], "[\(kind)]")
+                XCTAssertEqual(author.objectIDs(forRelationshipNamed: "books").count, 1, "[\(kind)]")
+            }
+            // A to-one relationship that named a deleted object becomes nil.
+            _ = try context.execute(NSBatchDeleteRequest(objectIDs: [ada.objectID]))
+            let second = container.newBackgroundContext()
+            try second.performAndWait {
+                let books = try second.all("Book")
+                XCTAssertEqual(books.count, 1, "[\(kind)]")
+                XCTAssertNil(books.first?.value(forKey: "author"), "[\(kind)]")
+                XCTAssertEqual(books.first?.objectIDs(forRelationshipNamed: "author"), [], "[\(kind)]")
+            }
+        }
+    }
+
     func testBatchDeleteAllObjectsOfAnEntity() {
         // The "clear storage" helper apps write with NSBatchDeleteRequest.
         forEachStore { kind, container in

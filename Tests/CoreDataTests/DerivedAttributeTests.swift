@@ -300,6 +300,9 @@ final class DerivedAttributeTests: XCTestCase {
                 let owner = try one("Owner", "name == %@", "Ann", in: reader)
                 XCTAssertEqual(owner.value(forKey: "itemCount") as? Int64, 1, "[\(kind)]")
                 XCTAssertEqual(owner.value(forKey: "total") as? Double, 1, "[\(kind)]")
+                // As in Apple's SQLite store, where a to-many is its destinations' foreign keys:
+                // the deleted items are gone from the relationship too.
+                XCTAssertEqual((owner.value(forKey: "items") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "title") as? String }, ["a"], "[\(kind)]")
                 XCTAssertEqual(try one("Owner", "name == %@", "Bob", in: reader).value(forKey: "itemCount") as? Int64, 0, "[\(kind)]")
             }
             // Deleting an owner empties its items' owner.name (batch deletes run no delete rule).

@@ -273,6 +273,8 @@ extension NSManagedObjectContext {
             if let recomputation {
                 dependents = recomputation.dependents(of: ids.filter { !$0.isTemporaryID && recomputation.hasDependents($0.entity) })
             }
+            let backReferences = BatchDeleteBackReferences(coordinator: coordinator, history: historyContext())
+            let holders = backReferences.holders(of: ids.filter { !$0.isTemporaryID && BatchDeleteBackReferences.applies(to: $0.entity) })
             var deleted: [NSManagedObjectID] = []
             for (storeKey, group) in Dictionary(grouping: ids.filter { !$0.isTemporaryID }, by: { $0.persistentStore.map(ObjectIdentifier.init) }) {
                 guard storeKey != nil, let store = group.first?.persistentStore else { continue }
@@ -287,6 +289,7 @@ extension NSManagedObjectContext {
                 }
                 _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }
             }
+            try backReferences.forget(Set(deleted), in: holders)
             try recomputation?.recompute(dependents, deleted: Set(deleted))
             return deleted
         }
@@ -299,8 +302,12 @@ extension NSManagedObjectContext {
             sortDescriptors: fetch.sortDescriptors ?? [], offset: fetch.fetchOffset, limit: fetch.fetchLimit, resultType: .objectIDs)
         storeRequest.history = historyContext()
         var dependents: [NSManagedObjectID] = []
-        if let recomputation, recomputation.hasDependents(entity) {
-            // The same fetch, read first: the objects it deletes name the dependents.
+        var holders: [NSManagedObjectID] = []
+        let backReferences = BatchDeleteBackReferences(coordinator: coordinator, history: historyContext())
+        let namesHolders = BatchDeleteBackReferences.applies(to: entity)
+        if namesHolders || recomputation?.hasDependents(entity) == true {
+            // The same fetch, read first: the objects it deletes name the objects that refer to
+            // them and the dependents.
             var matching = storeRequest
             matching.history = nil
             let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(matching) }
@@ -310,10 +317,13 @@ extension NSManagedObjectContext {
             case .rows(let rows): matched = rows.map(\.objectID)
             case .count: matched = []
             }
-            dependents = recomputation.dependents(of: managedObjectIDs(matched, in: store, coordinator))
+            let matchedIDs = managedObjectIDs(matched, in: store, coordinator)
+            if namesHolders { holders = backReferences.holders(of: matchedIDs) }
+            if let recomputation, recomputation.hasDependents(entity) { dependents = recomputation.dependents(of: matchedIDs) }
         }
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchDelete(storeRequest) }
         let deleted = managedObjectIDs(ids, in: store, coordinator)
+        try backReferences.forget(Set(deleted), in: holders)
         try recomputation?.recompute(dependents, deleted: Set(deleted))
         return deleted
     }
