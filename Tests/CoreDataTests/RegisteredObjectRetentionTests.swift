@@ -231,4 +231,35 @@ final class RegisteredObjectRetentionTests: XCTestCase {
             }
         }
     }
+
+    func testChildSaveIntoAParentThatLetTheObjectGo() {
+        forEachStore { kind, container in
+            try seed(container)
+            let parent = container.newBackgroundContext()
+            let adaID = try parent.performAndWait { () -> NSManagedObjectID in
+                try author("Ada", in: parent).objectID
+            }
+            parent.performAndWait {
+                XCTAssertNil(parent.registeredObject(for: adaID), "[\(kind)] the parent let Ada go")
+            }
+            let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            child.parent = parent
+            try child.performAndWait {
+                let ada = try child.existingObject(with: adaID)
+                XCTAssertEqual(ada.value(forKey: "rating") as? Int16, 5, "[\(kind)] read through the parent")
+                ada.setValue(Int16(3), forKey: "rating")
+                try child.save()
+            }
+            try parent.performAndWait {
+                XCTAssertEqual(parent.registeredObject(for: adaID)?.value(forKey: "rating") as? Int16, 3,
+                               "[\(kind)] the child's change is a pending change of the parent, held there")
+                try parent.save()
+                XCTAssertNil(parent.registeredObject(for: adaID), "[\(kind)] saved, the parent lets it go")
+            }
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                XCTAssertEqual(try author("Ada", in: reader).value(forKey: "rating") as? Int16, 3, "[\(kind)] saved to the store")
+            }
+        }
+    }
 }
