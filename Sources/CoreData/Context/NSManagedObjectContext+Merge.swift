@@ -63,8 +63,16 @@ extension NSManagedObjectContext {
             if registered[id] != nil { continue }
             added.append(object(with: id))
         }
+        var releasedDeletes: [NSManagedObjectID] = []
         for id in deleted {
-            guard let object = registered[id] else { continue }
+            guard let object = registered[id] else {
+                // A released object's entry goes now, so that its store hears of it at once.
+                if registered.holdsReleased(id) {
+                    registered[id] = nil
+                    releasedDeletes.append(id)
+                }
+                continue
+            }
             registered[id] = nil
             pendingUpdated[ObjectIdentifier(object)] = nil
             pendingDeleted[ObjectIdentifier(object)] = nil
@@ -72,7 +80,7 @@ extension NSManagedObjectContext {
             object.managedObjectContext = nil
             removed.append(object)
         }
-        noteUnregistered(removed.map(\.objectID))
+        noteUnregistered(releasedDeletes + removed.map(\.objectID))
         let gone = Set(removed.map(ObjectIdentifier.init))
         if !gone.isEmpty {
             // Objects that point at a removed object read their relationships again.

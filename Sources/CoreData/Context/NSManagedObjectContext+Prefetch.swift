@@ -7,8 +7,10 @@ extension NSManagedObjectContext {
     /// (`books`, `books.tags`) with their values, reading the rows of each step in one store
     /// call per store.
     ///
-    /// Fetched objects whose rows came with the fetch keep their fault state: their relationships
-    /// are read from those rows. Objects fetched without values are read in one batch first.
+    /// Each source's prefetched relationships are filled (its fault, when it is one, fired from
+    /// the row the fetch read, or for objects fetched without values from one batched read), as
+    /// Apple's prefetched relationships are no faults: the destinations then live as long as the
+    /// objects that point at them, also in a context that does not retain its objects.
     ///
     /// - Throws: `NSPersistentStoreOperationError` when a key of a path is not a relationship of
     ///   the entity it is read from (the message names both).
@@ -46,18 +48,10 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// The objects `source` points at through `relationship`: from the row a fetch cached for a
-    /// fault (without firing it), otherwise from the object's current values (which read the
-    /// relationship from the store when its row leaves it out).
+    /// The objects `source` points at through `relationship`, from its current values (which
+    /// read the relationship from the store when its row leaves it out); a fault fires first,
+    /// from the row the fetch cached for it when there is one.
     private func destinationObjects(of source: NSManagedObject, through relationship: NSRelationshipDescription) -> [NSManagedObject] {
-        if source.isFaultState, let row = source.prefetchedRow, row.contains(relationship.name) {
-            let stored = row[relationship.name]
-            switch stored {
-            case .reference(let id): return object(forStoreID: id).map { [$0] } ?? []
-            case .references(let ids): return ids.compactMap { object(forStoreID: $0) }
-            default: return []
-            }
-        }
         source.fireFaultIfNeeded()
         return source.liveDestinationIDs(relationship).map { object(with: $0) }
     }

@@ -421,6 +421,8 @@ extension NSManagedObjectContext {
         guard let object = registeredObject(forStoreID: newcomer), let entity = persistentStoreCoordinator?.managedObjectModel.entitiesByName[owner.entityName] else { return }
         let ownerID = NSManagedObjectID(entity: entity, store: store, storeID: owner)
         let heldOwner = registered[ownerID] != nil
+        // A released owner's entry is reused: its store hears of the release first.
+        if registered.holdsReleased(ownerID) { noteUnregistered([ownerID]) }
         if let previous = registered[ownerID], previous !== object {
             // The context held the existing object too; it now reads the merged state afresh.
             previous.turnIntoFault()

@@ -132,6 +132,8 @@ extension NSManagedObjectContext {
         object.managedObjectContext = self
         object.lifecycle.isDeleted = false
         object.lifecycle.isInserted = true
+        // A released object's entry is reused: its store hears of the release first.
+        if registered.holdsReleased(object.objectID) { noteUnregistered([object.objectID]) }
         registered[object.objectID] = object
         pendingInserted[key] = object
         noteRegistered([object.objectID])

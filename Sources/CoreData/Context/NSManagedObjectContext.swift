@@ -54,12 +54,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     public var mergePolicy: Any = NSMergePolicy.error
     /// Whether faults whose rows were deleted by someone else read as empty instead of trapping.
     public var shouldDeleteInaccessibleFaults = true
-    /// Whether the context keeps a strong reference to its objects.
+    /// Whether the context keeps a strong reference to every object registered with it;
+    /// `false` by default, as Apple's.
     ///
-    /// Kept for source compatibility: a context here always holds its objects strongly (until
-    /// `reset()`, a saved delete, or its own release), whatever this is set to; it reads `true`.
-    /// Apple's default, `false`, lets go of unchanged objects nothing else references.
-    public var retainsRegisteredObjects = true
+    /// With `false`, the context holds strongly only the objects with pending changes (inserted,
+    /// updated or deleted, until saved or rolled back). Any other object stays registered as
+    /// long as something else references it: your code, another live object's relationship, an
+    /// undo manager, a fetched-results controller. When the last reference goes, the object is
+    /// released and unregistered (``registeredObject(for:)`` returns `nil`), and a later fetch,
+    /// ``object(with:)`` or relationship read makes a new instance with the stored values. With
+    /// `true`, every registered object stays until ``reset()``, a saved delete, or the context's
+    /// own release.
+    ///
+    /// Threading: set it on the context's queue. Complexity: changing it is O(registered objects).
+    public var retainsRegisteredObjects: Bool {
+        get { registered.retainsObjects }
+        set { noteUnregistered(registered.setRetainsObjects(newValue)) }
+    }
     /// Whether changes saved by other contexts of the same coordinator are merged in
     /// automatically (asynchronously, on this context's queue), as Apple's does.
     public var automaticallyMergesChangesFromParent = false {
@@ -137,8 +148,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var ownerThread: pthread_t?
     private var ownerDepth = 0
 
-    /// Objects by ID. The context keeps its objects alive until `reset()` or their deletion is saved.
-    var registered: RegisteredObjects = [:]
+    /// Objects by ID, held weakly unless ``retainsRegisteredObjects``; the pending sets below
+    /// keep changed objects alive.
+    var registered = RegisteredObjects()
     /// Unsaved inserts, updates and deletes, in the order they happened.
     var pendingInserted: [ObjectIdentifier: NSManagedObject] = [:]
     var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
@@ -471,7 +483,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let object = type.init(entity: objectID.entity, insertInto: nil)
         object.objectID = objectID
         object.managedObjectContext = self
+        let observed = objectID.persistentStore?.observesRegistrations == true && !isStoreSide
+        // A released object's entry is reused: its store hears of the release first.
+        if observed, registered.holdsReleased(objectID) { noteUnregistered([objectID]) }
         registered[objectID] = object
+        if registered.needsSweep { noteUnregistered(registered.removeReleased()) }
         if let row {
             // Filling replaces the defaults the initializer left pending.
             object.fill(from: row)
@@ -480,9 +496,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.attributeValues.removeAll()
             object.isFaultState = true
         }
-        if let store = objectID.persistentStore, store.observesRegistrations, !isStoreSide {
-            store.contextDidRegister([objectID])
-        }
+        if observed, let store = objectID.persistentStore { store.contextDidRegister([objectID]) }
         return object
     }
 
@@ -562,7 +576,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let forgotten = Array(registered.values)
         noteUnregistered(Array(registered.keys))
         for object in forgotten { object.managedObjectContext = nil }
-        registered = [:]
+        registered.removeAll()
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]

@@ -50,6 +50,8 @@ class CustomStoreEngine<Store: NSPersistentStore>: PersistentStoreEngine, @unche
             context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
             context.name = "store-side context of \(Swift.type(of: store))"
             context.isStoreSide = true
+            // The working copies of one call refer to each other by ID; they live for the call.
+            context.retainsRegisteredObjects = true
             context.persistentStoreCoordinator = coordinator
             workingContext = context
         }
