@@ -13,32 +13,23 @@ import Foundation
 /// Apple's batch delete.
 ///
 /// Usage: ``holders(of:)`` before the delete (the deleted rows name their holders), then
-/// ``forget(_:in:)`` after it with the IDs the store deleted.
+/// ``forget(_:in:)`` after it with the IDs the store deleted. The holders include every object
+/// whose derived attributes read through a relationship to a deleted one, so they are also what
+/// ``DerivedValueRecomputation`` recomputes afterwards.
 ///
 /// Threading: used on the calling thread only, inside the batch request that made it.
-/// Memory: one chunk of ``chunkSize`` objects at a time.
+/// Memory: one chunk of `StoreRowRewriter.chunkSize` objects at a time.
 struct BatchDeleteBackReferences {
-    static let chunkSize = 1_000
-
-    private let context: NSManagedObjectContext
-    private let history: StoreHistoryContext?
+    private let rewriter: StoreRowRewriter
 
     init(coordinator: NSPersistentStoreCoordinator, history: StoreHistoryContext?) {
-        self.history = history
-        context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        context.persistentStoreCoordinator = coordinator
-        context.name = "batch delete"
-        context.undoManager = nil
+        rewriter = StoreRowRewriter(coordinator: coordinator, history: history, name: "batch delete")
     }
 
     /// Whether deleting objects of `entity` (or of its subentities) can leave names of them in
     /// other objects' rows: some relationship of theirs has an inverse.
     static func applies(to entity: NSEntityDescription) -> Bool {
-        func hasInverse(_ entity: NSEntityDescription) -> Bool {
-            entity.relationshipsByName.values.contains { $0.inverseRelationship != nil }
-                || entity.subentities.contains(where: hasInverse)
-        }
-        return hasInverse(entity)
+        entity.relationshipsByName.values.contains { $0.inverseRelationship != nil } || entity.subentities.contains(where: applies)
     }
 
     /// The objects whose rows name one of `ids` through the inverse of one of their relationships,
@@ -46,17 +37,14 @@ struct BatchDeleteBackReferences {
     func holders(of ids: [NSManagedObjectID]) -> [NSManagedObjectID] {
         var result: [NSManagedObjectID] = []
         var seen = Set<NSManagedObjectID>(ids)
-        var start = 0
-        while start < ids.count {
-            for object in load(Array(ids[start..<min(ids.count, start + Self.chunkSize)])) {
+        rewriter.inChunks(ids) { chunk in
+            for object in rewriter.load(chunk) {
                 for relationship in object.entity.relationshipsByName.values where relationship.inverseRelationship != nil {
                     for holder in object.objectIDs(forRelationshipNamed: relationship.name) where seen.insert(holder).inserted {
                         result.append(holder)
                     }
                 }
             }
-            context.reset()
-            start += Self.chunkSize
         }
         return result
     }
@@ -67,15 +55,8 @@ struct BatchDeleteBackReferences {
     ///   changed a holder between the read and the write).
     func forget(_ deleted: Set<NSManagedObjectID>, in holders: [NSManagedObjectID]) throws {
         guard !deleted.isEmpty else { return }
-        var start = 0
-        while start < holders.count {
-            var changed: [NSManagedObject] = []
-            for object in load(Array(holders[start..<min(holders.count, start + Self.chunkSize)])) where forget(deleted, in: object) {
-                changed.append(object)
-            }
-            try write(changed)
-            context.reset()
-            start += Self.chunkSize
+        try rewriter.inChunks(holders) { chunk in
+            try rewriter.write(rewriter.load(chunk).filter { forget(deleted, in: $0) }, namingChanges: false)
         }
     }
 
@@ -96,32 +77,5 @@ struct BatchDeleteBackReferences {
             }
         }
         return changed
-    }
-
-    /// The objects with `ids`, filled from their stores in one read per store; objects whose rows
-    /// are gone are left out.
-    private func load(_ ids: [NSManagedObjectID]) -> [NSManagedObject] {
-        let objects = ids.map { context.object(with: $0) }
-        context.fillFaults(objects)
-        return objects.filter { !$0.isFaultState }
-    }
-
-    /// Writes the rows of `objects`, one save per store.
-    private func write(_ objects: [NSManagedObject]) throws {
-        var byStore: [ObjectIdentifier: (store: NSPersistentStore, changes: StoreChangeSet)] = [:]
-        for object in objects {
-            guard let store = object.objectID.persistentStore else { continue }
-            let row = try object.storeRow(version: object.committedRow?.version ?? 0)
-            let key = ObjectIdentifier(store)
-            if byStore[key] == nil {
-                var changes = StoreChangeSet()
-                changes.history = history ?? StoreHistoryContext()
-                byStore[key] = (store, changes)
-            }
-            byStore[key]?.changes.updated.append(row)
-        }
-        for entry in byStore.values.sorted(by: { $0.store.identifier < $1.store.identifier }) {
-            _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try entry.store.engine.save(entry.changes) }
-        }
     }
 }

@@ -267,12 +267,8 @@ extension NSManagedObjectContext {
     private func batchDelete(_ request: NSBatchDeleteRequest, coordinator: NSPersistentStoreCoordinator) throws -> [NSManagedObjectID] {
         let recomputation = DerivedValueRecomputation(coordinator: coordinator, history: historyContext())
         if let ids = request.objectIDs {
-            // The objects whose derivations read through a relationship to the deleted ones, found
-            // before the rows (and the relationships in them) are gone.
-            var dependents: [NSManagedObjectID] = []
-            if let recomputation {
-                dependents = recomputation.dependents(of: ids.filter { !$0.isTemporaryID && recomputation.hasDependents($0.entity) })
-            }
+            // The objects that name the deleted ones (among them those whose derivations read
+            // through a relationship to them), found before the rows are gone.
             let backReferences = BatchDeleteBackReferences(coordinator: coordinator, history: historyContext())
             let holders = backReferences.holders(of: ids.filter { !$0.isTemporaryID && BatchDeleteBackReferences.applies(to: $0.entity) })
             var deleted: [NSManagedObjectID] = []
@@ -290,7 +286,7 @@ extension NSManagedObjectContext {
                 _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }
             }
             try backReferences.forget(Set(deleted), in: holders)
-            try recomputation?.recompute(dependents, deleted: Set(deleted))
+            try recomputation?.recompute(holders)
             return deleted
         }
         guard let fetch = request.fetchRequest else { return [] }
@@ -301,13 +297,11 @@ extension NSManagedObjectContext {
             entity: entity, includesSubentities: fetch.includesSubentities, predicate: fetch.predicate,
             sortDescriptors: fetch.sortDescriptors ?? [], offset: fetch.fetchOffset, limit: fetch.fetchLimit, resultType: .objectIDs)
         storeRequest.history = historyContext()
-        var dependents: [NSManagedObjectID] = []
         var holders: [NSManagedObjectID] = []
         let backReferences = BatchDeleteBackReferences(coordinator: coordinator, history: historyContext())
-        let namesHolders = BatchDeleteBackReferences.applies(to: entity)
-        if namesHolders || recomputation?.hasDependents(entity) == true {
+        if BatchDeleteBackReferences.applies(to: entity) {
             // The same fetch, read first: the objects it deletes name the objects that refer to
-            // them and the dependents.
+            // them (among them those whose derivations read through a relationship to them).
             var matching = storeRequest
             matching.history = nil
             let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try store.engine.execute(matching) }
@@ -317,14 +311,12 @@ extension NSManagedObjectContext {
             case .rows(let rows): matched = rows.map(\.objectID)
             case .count: matched = []
             }
-            let matchedIDs = managedObjectIDs(matched, in: store, coordinator)
-            if namesHolders { holders = backReferences.holders(of: matchedIDs) }
-            if let recomputation, recomputation.hasDependents(entity) { dependents = recomputation.dependents(of: matchedIDs) }
+            holders = backReferences.holders(of: managedObjectIDs(matched, in: store, coordinator))
         }
         let ids = try mapStoreError { () throws(StoreError) -> [StoreObjectID] in try store.engine.batchDelete(storeRequest) }
         let deleted = managedObjectIDs(ids, in: store, coordinator)
         try backReferences.forget(Set(deleted), in: holders)
-        try recomputation?.recompute(dependents, deleted: Set(deleted))
+        try recomputation?.recompute(holders)
         return deleted
     }
 
