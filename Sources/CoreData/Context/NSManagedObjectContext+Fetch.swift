@@ -25,6 +25,18 @@ extension NSManagedObjectContext {
     /// Complexity: what the store's fetch costs, plus O(n log n) for merging pending changes.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         assertOnQueue()
+        if request.resultType == .managedObjectResultType {
+            let objects = try fetchObjects(request, entity: try resolveEntity(of: request), progress: nil)
+            // The common `NSFetchRequest<NSManagedObject>` needs no per-object cast (nor the
+            // `[AnyObject]` copy): two passes over every result, a tenth of a fetched object's cost.
+            if T.self == NSManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
+            return objects.map { object in
+                guard let typed = object as? T else {
+                    preconditionFailure("CoreData: a fetch of \(request.entityName ?? "?") returned \(type(of: object)), which is not \(T.self)")
+                }
+                return typed
+            }
+        }
         let results = try fetchResults(request, progress: nil)
         return results.map { result in
             guard let typed = result as? T else {
@@ -80,15 +92,21 @@ extension NSManagedObjectContext {
             }
             return try matchingObjects(request, entity: entity, progress: progress).map(\.objectID)
         default:
-            let objects = try matchingObjects(request, entity: entity, progress: progress)
-            if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
-                try prefetch(keyPaths, of: objects, entity: entity)
-            }
-            if request.fetchBatchSize > 0, parent == nil {
-                assignFaultBatches(objects, size: request.fetchBatchSize)
-            }
-            return objects
+            return try fetchObjects(request, entity: entity, progress: progress)
         }
+    }
+
+    /// The managed objects a `.managedObjectResultType` request matches, prefetched and batched
+    /// as it asks.
+    private func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, progress: FetchProgress?) throws -> [NSManagedObject] {
+        let objects = try matchingObjects(request, entity: entity, progress: progress)
+        if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty {
+            try prefetch(keyPaths, of: objects, entity: entity)
+        }
+        if request.fetchBatchSize > 0, parent == nil {
+            assignFaultBatches(objects, size: request.fetchBatchSize)
+        }
+        return objects
     }
 
     func resolveEntity<T>(of request: NSFetchRequest<T>) throws -> NSEntityDescription {

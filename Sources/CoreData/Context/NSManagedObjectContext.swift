@@ -130,11 +130,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Whether an undo manager is set; read on every change, so kept as a plain stored flag.
-    var tracksUndo = false
+    @exclusivity(unchecked) var tracksUndo = false
     /// The changes not yet registered with the undo manager, as what undoes them.
     var undoRecord = UndoRecord()
     /// Set while the context registers with its undo manager, whose checkpoints it then ignores.
-    var isRegisteringUndo = false
+    @exclusivity(unchecked) var isRegisteringUndo = false
     /// Above zero while changes are not edits to undo (refreshes and merges).
     var undoSuspensions = 0
     var undoCheckpointObserver: NSObjectProtocol?
@@ -148,19 +148,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var ownerThread: pthread_t?
     private var ownerDepth = 0
 
+    // `@exclusivity(unchecked)` on the registry and the pending sets: every insert, change and
+    // fetched object touches them, the runtime's exclusivity check costs about 80 instructions
+    // an access, and the context's queue already serialises them.
+
     /// Objects by ID, held weakly unless ``retainsRegisteredObjects``; the pending sets below
     /// keep changed objects alive.
-    var registered = RegisteredObjects()
+    @exclusivity(unchecked) var registered = RegisteredObjects()
     /// Unsaved inserts, updates and deletes, in the order they happened.
-    var pendingInserted: [ObjectIdentifier: NSManagedObject] = [:]
-    var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var pendingInserted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var pendingUpdated: [ObjectIdentifier: NSManagedObject] = [:]
     /// Changes not yet announced by `NSManagedObjectContextObjectsDidChange` (``processPendingChanges()``).
-    var changeNotice = PendingChangeNotice()
+    @exclusivity(unchecked) var changeNotice = PendingChangeNotice()
     /// Counts the change notices posted (``processPendingChanges()``).
-    var changeNoticeGeneration = 0
+    @exclusivity(unchecked) var changeNoticeGeneration = 0
     /// Whether a main-queue context has queued a ``processPendingChanges()`` call.
-    var changeNoticeScheduled = false
-    var pendingDeleted: [ObjectIdentifier: NSManagedObject] = [:]
+    @exclusivity(unchecked) var changeNoticeScheduled = false
+    @exclusivity(unchecked) var pendingDeleted: [ObjectIdentifier: NSManagedObject] = [:]
 
     /// Creates a context with its queue.
     public init(concurrencyType: ConcurrencyType) {
