@@ -25,6 +25,7 @@
 //                            naming) and fetch-to-SQL translation, in an SQL dialect; no I/O
 //   CoreDataSQLiteStore      Apple's SQLite store layout (Formats/apple-sqlite-store.md) on libsqlite3:
 //                            the C API wrapper, value coding, the engine
+//   CSwiftRuntime            the Swift runtime's swift_tryRetain, for the context's registry
 //   CoreData                 the public face: Apple's names, re-exports the layers below
 //   CoreDataPostgreSQLStore  the PostgreSQL store engine (Formats/postgresql-store.md) on postgres-nio
 //   CoreDataPostgreSQL       the product a server app adds: NSPostgreSQLStoreType's engine, registered
@@ -145,11 +146,16 @@ let package = Package(
             name: "CoreDataPostgreSQL",
             dependencies: ["CoreData", "CoreDataPostgreSQLStore", "CoreDataStorage"]
         ),
+        // The one Swift runtime entry point the language has no spelling for (swift_tryRetain),
+        // for the context's registry of unretained objects.
+        .target(
+            name: "CSwiftRuntime"
+        ),
         .target(
             name: "CoreData",
             dependencies: [
                 "CoreDataModel", "CoreDataPredicate", "CoreDataArchive", "CoreDataStorage", "CoreDataBinaryFormat", "CoreDataBinaryStore",
-                "CoreDataFileSystem", "CoreDataXMLStore", "CoreDataXMLFormat", "CoreDataSQLiteStore",
+                "CoreDataFileSystem", "CoreDataXMLStore", "CoreDataXMLFormat", "CoreDataSQLiteStore", "CSwiftRuntime",
             ]
         ),
         .executableTarget(

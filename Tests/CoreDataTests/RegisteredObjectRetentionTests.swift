@@ -112,6 +112,54 @@ final class RegisteredObjectRetentionTests: XCTestCase {
         }
     }
 
+    /// Holds fetched objects so that another thread can drop the last references to them.
+    private final class Holder: @unchecked Sendable {
+        var objects: [NSManagedObject]?
+    }
+
+    /// Objects released for the last time on another thread while the context looks them up (a
+    /// fetch handed to another thread is released there): the context hands out live objects
+    /// only, never one whose deinit has begun, and forgets every one of them.
+    func testObjectsReleasedOnAnotherThreadWhileTheContextLooksThemUp() {
+        forEachStore { kind, container in
+            let writer = container.newBackgroundContext()
+            try writer.performAndWait {
+                for i in 0..<200 { writer.make("Author", ["name": "Author \(i)", "rating": Int16(i % 5)]) }
+                try writer.save()
+            }
+            let context = container.newBackgroundContext()
+            for round in 0..<25 {
+                let holder = Holder()
+                let ids = try context.performAndWait {
+                    let objects = try context.all("Author")
+                    holder.objects = objects
+                    return objects.map(\.objectID)
+                }
+                XCTAssertEqual(ids.count, 200, "[\(kind)]")
+                let released = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async {
+                    holder.objects = nil
+                    released.signal()
+                }
+                var found = 0
+                context.performAndWait {
+                    for id in ids.reversed() {
+                        guard let object = context.registeredObject(for: id) else { continue }
+                        found += 1
+                        XCTAssertEqual(object.objectID, id, "[\(kind)] round \(round)")
+                        XCTAssertNotNil(object.value(forKey: "name") as? String, "[\(kind)] round \(round)")
+                    }
+                }
+                released.wait()
+                XCTAssertLessThanOrEqual(found, 200, "[\(kind)]")
+                context.performAndWait {
+                    XCTAssertTrue(context.registeredObjects.isEmpty, "[\(kind)] round \(round): every object went")
+                    XCTAssertNil(ids.first.flatMap { context.registeredObject(for: $0) }, "[\(kind)]")
+                }
+            }
+        }
+    }
+
     func testRetainsRegisteredObjectsKeepsEveryObject() {
         forEachStore { kind, container in
             try seed(container)
@@ -140,6 +188,23 @@ final class RegisteredObjectRetentionTests: XCTestCase {
                 context.reset()
                 XCTAssertNil(kept, "[\(kind)] reset() lets go")
             }
+        }
+    }
+
+    func testAContextThatGoesAwayLetsGoOfWhatItRetained() {
+        forEachStore { kind, container in
+            try seed(container)
+            weak var kept: NSManagedObject?
+            weak var gone: NSManagedObjectContext?
+            do {
+                let context = container.newBackgroundContext()
+                context.retainsRegisteredObjects = true
+                gone = context
+                try context.performAndWait { kept = try author("Ada", in: context) }
+                XCTAssertNotNil(kept, "[\(kind)] the retaining context holds it")
+            }
+            XCTAssertNil(gone, "[\(kind)]")
+            XCTAssertNil(kept, "[\(kind)] the context went away and let go of its objects")
         }
     }
 

@@ -152,7 +152,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // fetched object touches them, the runtime's exclusivity check costs about 80 instructions
     // an access, and the context's queue already serialises them.
 
-    /// Objects by ID, held weakly unless ``retainsRegisteredObjects``; the pending sets below
+    /// Objects by ID, held unretained unless ``retainsRegisteredObjects``; the pending sets below
     /// keep changed objects alive.
     @exclusivity(unchecked) var registered = RegisteredObjects()
     /// Unsaved inserts, updates and deletes, in the order they happened.
@@ -182,6 +182,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
         if let undoCheckpointObserver { NotificationCenter.default.removeObserver(undoCheckpointObserver) }
         noteUnregistered(Array(registered.keys))
+        // The objects hold the registry's table (to leave it in their deinit): a retaining
+        // registry would hold them in a cycle if it were not emptied here.
+        registered.removeAll()
     }
 
     /// The model of the coordinator this context (or its parent) uses.

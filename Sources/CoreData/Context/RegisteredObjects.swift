@@ -1,3 +1,6 @@
+import CSwiftRuntime
+import Synchronization
+
 /// A context's objects by ID (what Apple calls its registered objects).
 ///
 /// A dictionary keyed by `NSManagedObjectID` itself compares keys through `isEqual(_:)`, which
@@ -6,20 +9,21 @@
 /// by identity first, then by the ID's key, with the same meaning as `isEqual(_:)`.
 ///
 /// Unless ``retainsObjects`` is set (Apple's `retainsRegisteredObjects`), an entry holds its
-/// object weakly: the context keeps objects with pending changes alive through its pending
-/// sets, and lets every other object go when nothing else references it. A released object's
-/// entry reads as absent at once; the entry itself is removed by ``removeReleased()``, which the
-/// context runs as the table grows, so that the store hears of the release once.
+/// object unretained: the context keeps objects with pending changes alive through its pending
+/// sets, and lets every other object go when nothing else references it. The object's `deinit`
+/// removes its entry (through ``Membership``), so a released object is absent at once; the IDs
+/// of released objects whose store asked to hear of releases wait for ``removeReleased()``,
+/// which the context runs as they accumulate, so that the store hears of each release once.
 ///
-/// Why weak references rather than unretained pointers removed by the object's `deinit`: an
-/// object may be released on any thread, so an unretained table would need a lock on every
-/// registration and lookup, a try-retain that fails for an object already in its `deinit`, and
-/// an entry whose key always matched the object's current ID, or a lookup would touch freed
-/// memory. A weak reference is safe against all of that by construction. Its cost is the side
-/// table Swift allocates for an object on its first weak reference, after which every retain and
-/// release of the object takes the runtime's slow path: callgrind counts about 2.5k instructions
-/// more per object for the benchmark's managed fetch (15.2k before) and about 5k more per
-/// imported object, and the fetch's peak memory grows by about 75 bytes per object.
+/// Why unretained entries rather than weak references: a weak reference gives its object a
+/// side table, after which every retain and release of the object takes the runtime's slow path
+/// (callgrind: about 2.5k instructions per fetched object, 5k per imported one, and 75 bytes).
+/// The price of unretained entries is a lock: an object may be released on any thread (a fetch
+/// handed to another thread is released there), so every access takes the table's mutex (some
+/// 35 instructions uncontended), and a lookup retains its object with the runtime's try-retain,
+/// which refuses an object whose `deinit` has begun but not yet taken the lock to remove its
+/// entry. Nothing is released while the lock is held: a release can run a `deinit`, which takes
+/// the lock again.
 struct RegisteredObjects {
     typealias Key = NSManagedObjectID
     typealias Value = NSManagedObject
@@ -30,101 +34,235 @@ struct RegisteredObjects {
         static func == (lhs: IDKey, rhs: IDKey) -> Bool { lhs.id === rhs.id || lhs.id.key == rhs.id.key }
 
         func hash(into hasher: inout Hasher) { hasher.combine(id.hash) }
+
+        /// What the table's dictionary hashes by: the ID's hash (already mixed) with the
+        /// dictionary's per-instance seed, through a 64-bit finaliser (MurmurHash3's fmix64)
+        /// instead of a `Hasher`. Every registration, lookup and release hashes a key; the
+        /// `Hasher` was some 160 instructions of each. The seed still varies by table and
+        /// process, and the finaliser spreads every bit of the key into the bucket bits, so keys
+        /// from a crafted file do not pile into one bucket.
+        func _rawHashValue(seed: Int) -> Int {
+            var x = UInt64(bitPattern: Int64(id.hash)) ^ UInt64(bitPattern: Int64(seed))
+            x ^= x >> 33
+            x &*= 0xFF51_AFD7_ED55_8CCD
+            x ^= x >> 33
+            x &*= 0xC4CE_B9FE_1A85_EC53
+            x ^= x >> 33
+            return Int(truncatingIfNeeded: x)
+        }
     }
 
-    /// One registered object: held strongly (``retainsObjects``) or weakly.
-    private struct Entry {
-        weak var unretained: NSManagedObject?
-        var retained: NSManagedObject?
+    /// Where an object is registered: the table and its key there. The object keeps it so that
+    /// its `deinit` removes its own entry (``Table/objectDidDeinit(_:key:)``).
+    struct Membership {
+        let table: Table
+        let key: NSManagedObjectID
+    }
 
-        init(_ object: NSManagedObject, retains: Bool) {
-            if retains { retained = object } else { unretained = object }
+    /// One registered object: unretained, and also held strongly when ``retainsObjects``.
+    private struct Entry {
+        let object: Unmanaged<NSManagedObject>
+        var retained: NSManagedObject?
+    }
+
+    /// The entries behind the mutex. A class, shared with the registered objects' memberships,
+    /// because their `deinit` may run on any thread after the context is gone.
+    final class Table: @unchecked Sendable {
+        private let lock = Mutex<Void>(())
+        // Guarded by `lock`, which is also why the runtime's exclusivity checks (some 80
+        // instructions an access) are left out.
+        @exclusivity(unchecked) private var entries: [IDKey: Entry] = [:]
+        @exclusivity(unchecked) private var released: [NSManagedObjectID] = []
+        @exclusivity(unchecked) private var retains = false
+
+        /// Called from the object's `deinit` (its strong count is zero): removes its entry if the
+        /// entry is still this object's, and notes the release for a store that listens.
+        func objectDidDeinit(_ object: UnsafeMutableRawPointer, key: NSManagedObjectID) {
+            lock.withLock { _ in
+                guard let index = entries.index(forKey: IDKey(id: key)), entries.values[index].object.toOpaque() == object else { return }
+                entries.remove(at: index)
+                if key.persistentStore?.observesRegistrations == true { released.append(key) }
+            }
         }
 
-        var object: NSManagedObject? { retained ?? unretained }
-    }
+        /// The entry's object, retained (+1) for the caller, or `nil` once its `deinit` has begun.
+        private static func retainedObject(_ entry: Entry) -> Unmanaged<NSManagedObject>? {
+            if let retained = entry.retained { return Unmanaged.passRetained(retained) }
+            return coredata_swift_try_retain(entry.object.toOpaque()) ? entry.object : nil
+        }
 
-    /// The smallest table ``needsSweep`` reports; below it a sweep costs more than it frees.
-    private static let minimumSweepThreshold = 1024
+        func object(for id: NSManagedObjectID) -> NSManagedObject? {
+            let found = lock.withLock { _ -> Unmanaged<NSManagedObject>? in
+                guard let entry = entries[IDKey(id: id)] else { return nil }
+                return Self.retainedObject(entry)
+            }
+            return found?.takeRetainedValue()
+        }
 
-    private var table: [IDKey: Entry] = [:]
-    /// The table size at which released entries are next looked for: twice the entries left by
-    /// the last sweep, so that sweeping costs O(1) per registration, amortized.
-    private var sweepThreshold = RegisteredObjects.minimumSweepThreshold
+        /// Registers `object` under `id`, removing the entry of the ID it was registered under
+        /// before (an object has one entry).
+        func set(_ object: NSManagedObject, for id: NSManagedObjectID) {
+            let pointer = Unmanaged.passUnretained(object)
+            let previousKey = object.registration.flatMap { $0.table === self && $0.key !== id ? $0.key : nil }
+            var dropped: [Unmanaged<NSManagedObject>] = []
+            lock.withLock { _ in
+                // One entry per object: an object registered again under a new ID leaves the old
+                // one, or its deinit (which removes the entry under its current key) would leave
+                // an entry pointing at freed memory.
+                if let previousKey, let index = entries.index(forKey: IDKey(id: previousKey)), entries.values[index].object.toOpaque() == pointer.toOpaque() {
+                    if let retained = entries.remove(at: index).value.retained { dropped.append(Unmanaged.passRetained(retained)) }
+                }
+                forgetRelease(of: id)
+                let old = entries.updateValue(Entry(object: pointer, retained: retains ? object : nil), forKey: IDKey(id: id))
+                if let retained = old?.retained { dropped.append(Unmanaged.passRetained(retained)) }
+            }
+            object.registration = Membership(table: self, key: id)
+            for object in dropped { object.release() }
+        }
 
-    /// Whether entries hold their objects strongly (Apple's `retainsRegisteredObjects`).
-    private(set) var retainsObjects = false
+        /// Removes `id`'s entry.
+        func remove(_ id: NSManagedObjectID) {
+            let dropped = lock.withLock { _ -> Unmanaged<NSManagedObject>? in
+                forgetRelease(of: id)
+                guard let entry = entries.removeValue(forKey: IDKey(id: id)) else { return nil }
+                return entry.retained.map { Unmanaged.passRetained($0) }
+            }
+            dropped?.release()
+        }
 
-    subscript(id: NSManagedObjectID) -> NSManagedObject? {
-        get { table[IDKey(id: id)]?.object }
-        set {
-            if let newValue {
-                table[IDKey(id: id)] = Entry(newValue, retains: retainsObjects)
-            } else {
-                table[IDKey(id: id)] = nil
+        /// A released object's ID stands for its entry until reported: registering the ID
+        /// again or removing it takes its place (the caller reports it, as ``holdsReleased(_:)``
+        /// tells it to), so the store never hears of one release twice. Called under the lock.
+        private func forgetRelease(of id: NSManagedObjectID) {
+            guard !released.isEmpty else { return }
+            let key = IDKey(id: id)
+            released.removeAll { IDKey(id: $0) == key }
+        }
+
+        func holdsReleased(_ id: NSManagedObjectID) -> Bool {
+            lock.withLock { _ in released.contains { IDKey(id: $0) == IDKey(id: id) } }
+        }
+
+        var count: Int { lock.withLock { _ in entries.count } }
+
+        var releasedCount: Int { lock.withLock { _ in released.count } }
+
+        func reserveCapacity(_ capacity: Int) { lock.withLock { _ in entries.reserveCapacity(capacity) } }
+
+        /// Every entry's ID, then the released IDs not yet reported.
+        var keys: [NSManagedObjectID] {
+            lock.withLock { _ in entries.keys.map(\.id) + released }
+        }
+
+        /// The live objects with their IDs, each retained (+1) for the caller.
+        func liveObjects() -> [(NSManagedObjectID, Unmanaged<NSManagedObject>)] {
+            lock.withLock { _ in
+                var result: [(NSManagedObjectID, Unmanaged<NSManagedObject>)] = []
+                result.reserveCapacity(entries.count)
+                for (key, entry) in entries {
+                    if let object = Self.retainedObject(entry) { result.append((key.id, object)) }
+                }
+                return result
+            }
+        }
+
+        /// Empties the table. Returns the objects it held strongly (+1 each).
+        func removeAll() -> [Unmanaged<NSManagedObject>] {
+            lock.withLock { _ in
+                let held = entries.values.compactMap { $0.retained.map { Unmanaged.passRetained($0) } }
+                entries = [:]
+                released = []
+                return held
+            }
+        }
+
+        func takeReleased() -> [NSManagedObjectID] {
+            lock.withLock { _ in
+                let ids = released
+                released = []
+                return ids
+            }
+        }
+
+        var retainsObjects: Bool { lock.withLock { _ in retains } }
+
+        /// Holds every live object strongly (`true`) or not (`false`) from now on. Returns the
+        /// objects no longer held strongly (+1 each), for the caller to release outside the lock.
+        func setRetainsObjects(_ newValue: Bool) -> [Unmanaged<NSManagedObject>] {
+            lock.withLock { _ in
+                guard newValue != retains else { return [] }
+                retains = newValue
+                var dropped: [Unmanaged<NSManagedObject>] = []
+                for (key, entry) in entries {
+                    if newValue {
+                        // An object already in its deinit stays unretained; the deinit removes it.
+                        if coredata_swift_try_retain(entry.object.toOpaque()) {
+                            entries[key]?.retained = entry.object.takeRetainedValue()
+                        }
+                    } else if let retained = entry.retained {
+                        dropped.append(Unmanaged.passRetained(retained))
+                        entries[key]?.retained = nil
+                    }
+                }
+                return dropped
             }
         }
     }
 
-    /// Whether `id` has an entry whose object was released and that ``removeReleased()`` has not
-    /// removed yet.
-    func holdsReleased(_ id: NSManagedObjectID) -> Bool {
-        guard let entry = table[IDKey(id: id)] else { return false }
-        return entry.object == nil
+    /// The released IDs not yet reported at which ``needsSweep`` reports.
+    private static let sweepThreshold = 1024
+
+    private let table = Table()
+
+    /// Whether entries hold their objects strongly (Apple's `retainsRegisteredObjects`).
+    var retainsObjects: Bool { table.retainsObjects }
+
+    subscript(id: NSManagedObjectID) -> NSManagedObject? {
+        get { table.object(for: id) }
+        nonmutating set {
+            if let newValue { table.set(newValue, for: id) } else { table.remove(id) }
+        }
     }
 
-    /// The number of entries, released ones not yet removed included.
+    /// Whether `id`'s object was released and its store has not heard of it yet
+    /// (``removeReleased()``).
+    func holdsReleased(_ id: NSManagedObjectID) -> Bool { table.holdsReleased(id) }
+
+    /// The number of entries (live objects, and objects whose `deinit` is running).
     var count: Int { table.count }
 
     /// Makes room for `capacity` objects, so a large fetch does not rehash as it registers.
-    mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
+    func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
 
-    /// The IDs of every entry, released objects not yet removed included (so that a context
+    /// The IDs of every entry and of the released objects not yet reported (so that a context
     /// letting go of all of them reports each ID once), in no particular order.
-    var keys: [NSManagedObjectID] { table.keys.map(\.id) }
+    var keys: [NSManagedObjectID] { table.keys }
 
     /// The objects still alive, in no particular order.
-    var values: [NSManagedObject] { table.values.compactMap(\.object) }
+    var values: [NSManagedObject] { table.liveObjects().map { $0.1.takeRetainedValue() } }
 
     /// The first ID and live object that satisfy `predicate`, in no particular order.
     func first(where predicate: ((key: NSManagedObjectID, value: NSManagedObject)) throws -> Bool) rethrows -> (key: NSManagedObjectID, value: NSManagedObject)? {
-        for (key, entry) in table {
-            guard let object = entry.object else { continue }
-            if try predicate((key.id, object)) { return (key.id, object) }
-        }
-        return nil
+        // Taken out of the table first: the predicate may use the context.
+        let live = table.liveObjects().map { (key: $0.0, value: $0.1.takeRetainedValue()) }
+        return try live.first(where: predicate)
     }
 
     /// Forgets every entry; keeps ``retainsObjects``.
-    mutating func removeAll() {
-        table = [:]
-        sweepThreshold = Self.minimumSweepThreshold
+    func removeAll() {
+        for object in table.removeAll() { object.release() }
     }
 
-    /// Whether the table has grown enough since the last sweep for ``removeReleased()`` to run.
-    var needsSweep: Bool { table.count >= sweepThreshold }
+    /// Whether enough released IDs wait to be reported for ``removeReleased()`` to run.
+    var needsSweep: Bool { table.releasedCount >= Self.sweepThreshold }
 
-    /// Removes the entries of released objects and returns their IDs.
-    ///
-    /// Complexity: O(number of entries).
-    mutating func removeReleased() -> [NSManagedObjectID] {
-        var released: [NSManagedObjectID] = []
-        for (key, entry) in table where entry.object == nil { released.append(key.id) }
-        for id in released { table[IDKey(id: id)] = nil }
-        sweepThreshold = max(Self.minimumSweepThreshold, 2 * table.count)
-        return released
-    }
+    /// Returns the IDs of released objects not reported yet, and forgets them.
+    func removeReleased() -> [NSManagedObjectID] { table.takeReleased() }
 
-    /// Holds every live object strongly (`true`) or weakly (`false`) from now on; returns the IDs
-    /// of entries whose objects were already released, which it removes.
-    mutating func setRetainsObjects(_ retains: Bool) -> [NSManagedObjectID] {
-        guard retains != retainsObjects else { return [] }
-        retainsObjects = retains
-        let released = removeReleased()
-        for (key, entry) in table {
-            guard let object = entry.object else { continue }
-            table[key] = Entry(object, retains: retains)
-        }
-        return released
+    /// Holds every live object strongly (`true`) or not (`false`) from now on; returns the IDs
+    /// of released objects not reported yet.
+    func setRetainsObjects(_ retains: Bool) -> [NSManagedObjectID] {
+        for object in table.setRetainsObjects(retains) { object.release() }
+        return table.takeReleased()
     }
 }

@@ -97,11 +97,22 @@ extension NSManagedObject {
         let table = entity.slotTable
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             if table.traits[slot].isDerived { Self.derivedAttributeSet(key, of: entity) }
-            context_checkAccess()
-            fireFaultIfNeeded()
-            willChangeForUndo(key)
+            // The context is loaded once for the whole set: every load of the weak reference
+            // and its release cost some 130 instructions, four of them a set before. It is loaded
+            // again only after code that may move the object (awakeFromFetch, observers).
+            var context = managedObjectContext
+            context?.assertOnQueue(touching: self)
+            if isFaultState, let faulting = context {
+                faulting.fulfillFault(self)
+                context = managedObjectContext
+            }
+            if let observation {
+                observation.willChange(key, of: self)
+                context = managedObjectContext
+            }
+            if let context, context.tracksUndo { context.recordUndoValue(of: self, key: key) }
             attributeValues[slot: slot] = value
-            if slot < 64 { noteChange(slot: slot) } else { noteChange(key) }
+            if slot < 64 { noteChange(slot: slot, context: context) } else { noteChange(key) }
             return
         }
         guard let property = entity.propertiesByName[key] else {
@@ -525,11 +536,18 @@ extension NSManagedObject {
     }
 
     /// Notes a change of the attribute at `slot` (below 64).
-    func noteChange(slot: Int) {
+    func noteChange(slot: Int) { noteChange(slot: slot, context: managedObjectContext) }
+
+    /// ``noteChange(slot:)`` with the object's context already loaded.
+    func noteChange(slot: Int, context: NSManagedObjectContext?) {
         changedSlots |= 1 << UInt64(slot)
-        startEventIfNeeded()
+        if let context, notedChangeGeneration != context.changeNoticeGeneration {
+            // A new event (as startEventIfNeeded).
+            eventSlots = 0
+            if !eventOtherKeys.isEmpty { eventOtherKeys = [] }
+        }
         eventSlots |= 1 << UInt64(slot)
-        managedObjectContext?.objectDidChange(self)
+        context?.objectDidChange(self)
         if let observation { observation.didChange(entity.propertyLayout.names[slot], of: self) }
     }
 

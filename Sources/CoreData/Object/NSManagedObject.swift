@@ -94,6 +94,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The object's observers (key-value observing, block observations, the Observation
     /// registrar); `nil` until something observes it, so that a change costs one check.
     @exclusivity(unchecked) var observation: ObjectObservation?
+    /// The context registry entry that names this object, which `deinit` removes (the registry
+    /// holds objects unretained: ``RegisteredObjects``).
+    @exclusivity(unchecked) var registration: RegisteredObjects.Membership?
 
     struct Lifecycle {
         var isInserted = false
@@ -113,6 +116,13 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         super.init()
         if let context {
             context.insert(self)
+        }
+    }
+
+    deinit {
+        // The registry's entry points at this object without retaining it: gone with it.
+        if let registration {
+            registration.table.objectDidDeinit(Unmanaged.passUnretained(self).toOpaque(), key: registration.key)
         }
     }
 
