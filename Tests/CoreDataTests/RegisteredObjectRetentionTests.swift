@@ -208,6 +208,34 @@ final class RegisteredObjectRetentionTests: XCTestCase {
         }
     }
 
+    /// An object another context registers (here through its `obtainPermanentIDs(for:)`, which
+    /// Apple leaves undefined for an object of another context) leaves the first context's
+    /// registry: a registry names an object only while the object can remove that entry, so
+    /// neither context is left with an entry for an object that is gone.
+    func testAnObjectRegisteredByAnotherContextLeavesTheFirst() {
+        forEachStore { kind, container in
+            let first = container.newBackgroundContext()
+            let second = container.newBackgroundContext()
+            weak var released: NSManagedObject?
+            let temporaryID = try first.performAndWait { () throws -> NSManagedObjectID in
+                let object = first.make("Author", ["name": "Ada", "rating": Int16(1)])
+                released = object
+                let id = object.objectID
+                try second.performAndWait { try second.obtainPermanentIDs(for: [object]) }
+                XCTAssertNil(first.registeredObject(for: id), "[\(kind)] the first context's entry went")
+                XCTAssertTrue(second.registeredObject(for: object.objectID) === object, "[\(kind)] the second one names it")
+                first.rollback()
+                return id
+            }
+            XCTAssertNil(released, "[\(kind)] nothing holds the object any more")
+            first.performAndWait {
+                XCTAssertTrue(first.registeredObjects.isEmpty, "[\(kind)]")
+                XCTAssertNil(first.registeredObject(for: temporaryID), "[\(kind)]")
+            }
+            second.performAndWait { XCTAssertTrue(second.registeredObjects.isEmpty, "[\(kind)]") }
+        }
+    }
+
     func testObjectReferencedByAnotherObjectsRelationshipStays() {
         forEachStore { kind, container in
             try seed(container)

@@ -187,6 +187,7 @@ extension NSManagedObjectContext {
             }
             noteRegistered(group.map(\.objectID))
         }
+        reportReleasesIfMany()
     }
 
     /// Validates every pending change. The errors come in a stable order: deletes, inserts, then

@@ -175,7 +175,7 @@ extension NSManagedObjectContext {
         ) { [weak self] _ in
             // A checkpoint from another queue (a manager shared with a context of another queue)
             // cannot be about this context's changes, which are made on its own queue.
-            guard let self, !self.isRegisteringUndo, self.isOnQueue else { return }
+            guard let self, self.isOnQueue, !self.isRegisteringUndo else { return }
             self.processPendingChanges()
         }
     }

@@ -385,6 +385,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.managedObjectContext = self
         object.lifecycle.isInserted = true
         registered[object.objectID] = object
+        reportReleasesIfMany()
         pendingInserted[ObjectIdentifier(object)] = object
         object.awakeFromInsert()
         noteObjectsChanged(inserted: [object])
@@ -494,7 +495,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // A released object's entry is reused: its store hears of the release first.
         if observed, registered.holdsReleased(objectID) { noteUnregistered([objectID]) }
         registered[objectID] = object
-        if registered.needsSweep { noteUnregistered(registered.removeReleased()) }
+        reportReleasesIfMany()
         if let row {
             // Filling replaces the defaults the initializer left pending.
             object.fill(from: row)
@@ -505,6 +506,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         if observed, let store = objectID.persistentStore { store.contextDidRegister([objectID]) }
         return object
+    }
+
+    /// Tells the stores that listen to registrations of the objects released since the last
+    /// report, once enough have gathered (a report per release would cost a call into the store
+    /// each; never reporting would grow the list the registry checks).
+    func reportReleasesIfMany() {
+        if registered.needsSweep { noteUnregistered(registered.removeReleased()) }
     }
 
     /// Tells the stores of `objectIDs` that this context now holds those objects (Apple's

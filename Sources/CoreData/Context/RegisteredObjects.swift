@@ -72,17 +72,33 @@ struct RegisteredObjects {
         // Guarded by `lock`, which is also why the runtime's exclusivity checks (some 80
         // instructions an access) are left out.
         @exclusivity(unchecked) private var entries: [IDKey: Entry] = [:]
-        @exclusivity(unchecked) private var released: [NSManagedObjectID] = []
+        /// IDs of released objects whose store listens to registrations, not yet reported.
+        @exclusivity(unchecked) private var released: Set<IDKey> = []
         @exclusivity(unchecked) private var retains = false
 
         /// Called from the object's `deinit` (its strong count is zero): removes its entry if the
         /// entry is still this object's, and notes the release for a store that listens.
         func objectDidDeinit(_ object: UnsafeMutableRawPointer, key: NSManagedObjectID) {
+            // Read before the lock: a weak load may be the store's last reference.
+            let listens = key.persistentStore?.observesRegistrations == true
             lock.withLock { _ in
                 guard let index = entries.index(forKey: IDKey(id: key)), entries.values[index].object.toOpaque() == object else { return }
                 entries.remove(at: index)
-                if key.persistentStore?.observesRegistrations == true { released.append(key) }
+                if listens { released.insert(IDKey(id: key)) }
             }
+        }
+
+        /// Removes `object`'s entry under `key` if it is still there, as when it is registered
+        /// in another table: one table names an object at a time, or the other's entry would
+        /// outlive the object (its deinit removes only the entry its membership names).
+        func removeEntry(of object: NSManagedObject, key: NSManagedObjectID) {
+            let pointer = Unmanaged.passUnretained(object).toOpaque()
+            var dropped: Unmanaged<NSManagedObject>?
+            lock.withLock { _ in
+                guard let index = entries.index(forKey: IDKey(id: key)), entries.values[index].object.toOpaque() == pointer else { return }
+                dropped = entries.remove(at: index).value.retained.map { Unmanaged.passRetained($0) }
+            }
+            dropped?.release()
         }
 
         /// The entry's object, retained (+1) for the caller, or `nil` once its `deinit` has begun.
@@ -93,8 +109,17 @@ struct RegisteredObjects {
 
         func object(for id: NSManagedObjectID) -> NSManagedObject? {
             let found = lock.withLock { _ -> Unmanaged<NSManagedObject>? in
-                guard let entry = entries[IDKey(id: id)] else { return nil }
-                return Self.retainedObject(entry)
+                let key = IDKey(id: id)
+                guard let index = entries.index(forKey: key) else { return nil }
+                if let object = Self.retainedObject(entries.values[index]) { return object }
+                // Its deinit has begun on another thread and waits for the lock: the entry goes
+                // now, with the release noted, so that registering the ID again before that
+                // deinit runs cannot lose the release (the deinit then finds no entry of its own).
+                entries.remove(at: index)
+                // Under the lock, unlike objectDidDeinit's read: this path is rare, and a store
+                // never holds managed objects, so its release cannot reach this table.
+                if id.persistentStore?.observesRegistrations == true { released.insert(key) }
+                return nil
             }
             return found?.takeRetainedValue()
         }
@@ -103,6 +128,11 @@ struct RegisteredObjects {
         /// before (an object has one entry).
         func set(_ object: NSManagedObject, for id: NSManagedObjectID) {
             let pointer = Unmanaged.passUnretained(object)
+            if let other = object.registration, other.table !== self {
+                // Registered in another context's table (obtainPermanentIDs or undo with an object
+                // of another context): leave it first, under its own lock, not ours.
+                other.table.removeEntry(of: object, key: other.key)
+            }
             let previousKey = object.registration.flatMap { $0.table === self && $0.key !== id ? $0.key : nil }
             var dropped: [Unmanaged<NSManagedObject>] = []
             lock.withLock { _ in
@@ -134,13 +164,11 @@ struct RegisteredObjects {
         /// again or removing it takes its place (the caller reports it, as ``holdsReleased(_:)``
         /// tells it to), so the store never hears of one release twice. Called under the lock.
         private func forgetRelease(of id: NSManagedObjectID) {
-            guard !released.isEmpty else { return }
-            let key = IDKey(id: id)
-            released.removeAll { IDKey(id: $0) == key }
+            if !released.isEmpty { released.remove(IDKey(id: id)) }
         }
 
         func holdsReleased(_ id: NSManagedObjectID) -> Bool {
-            lock.withLock { _ in released.contains { IDKey(id: $0) == IDKey(id: id) } }
+            lock.withLock { _ in released.contains(IDKey(id: id)) }
         }
 
         var count: Int { lock.withLock { _ in entries.count } }
@@ -151,7 +179,7 @@ struct RegisteredObjects {
 
         /// Every entry's ID, then the released IDs not yet reported.
         var keys: [NSManagedObjectID] {
-            lock.withLock { _ in entries.keys.map(\.id) + released }
+            lock.withLock { _ in entries.keys.map(\.id) + released.map(\.id) }
         }
 
         /// The live objects with their IDs, each retained (+1) for the caller.
@@ -178,7 +206,7 @@ struct RegisteredObjects {
 
         func takeReleased() -> [NSManagedObjectID] {
             lock.withLock { _ in
-                let ids = released
+                let ids = released.map(\.id)
                 released = []
                 return ids
             }
