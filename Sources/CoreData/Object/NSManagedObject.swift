@@ -32,8 +32,8 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     //
     // `@exclusivity(unchecked)`: every value set or read touches several of these, and the
     // runtime's dynamic exclusivity check costs about 80 instructions an access (callgrind: some
-    // 3,500 of an imported object's 48,000). The context's queue already serialises the accesses,
-    // and overlapping accesses within one function are still refused at compile time.
+    // 3,500 of an imported object's 48,000). The context's queue already serialises the
+    // accesses; the whole test suite ran with the checks on before they were turned off here.
 
     /// Current attribute values by slot of the entity's layout, filled lazily from the row.
     @exclusivity(unchecked) var attributeValues: AttributeSlots
