@@ -30,15 +30,15 @@ extension NSManagedObjectContext {
             // The common `NSFetchRequest<NSManagedObject>` needs no per-object cast (nor the
             // `[AnyObject]` copy): two passes over every result, a tenth of a fetched object's cost.
             if T.self == NSManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
-            return objects.map { object in
-                guard let typed = object as? T else {
-                    preconditionFailure("CoreData: a fetch of \(request.entityName ?? "?") returned \(type(of: object)), which is not \(T.self)")
-                }
-                return typed
-            }
+            return Self.typed(objects, request)
         }
-        let results = try fetchResults(request, progress: nil)
-        return results.map { result in
+        return Self.typed(try fetchResults(request, progress: nil), request)
+    }
+
+    /// `results` as the request's result type; a result of another type is the caller's misuse
+    /// (a request typed for results its `resultType` does not give), which traps as Apple's does.
+    private static func typed<T, Element>(_ results: [Element], _ request: NSFetchRequest<T>) -> [T] {
+        results.map { result in
             guard let typed = result as? T else {
                 preconditionFailure("CoreData: a fetch of \(request.entityName ?? "?") returned \(type(of: result)), which is not \(T.self)")
             }

@@ -187,7 +187,13 @@ extension NSManagedObject {
     func willChangeForUndo(_ key: String) {
         // Every change of a modeled property passes here first: observers hear of it here.
         if let observation { observation.willChange(key, of: self) }
-        guard let context = managedObjectContext, context.tracksUndo else { return }
+        recordForUndo(key, in: managedObjectContext)
+    }
+
+    /// The undo half of ``willChangeForUndo(_:)``, with the object's context already loaded.
+    @inline(__always)
+    func recordForUndo(_ key: String, in context: NSManagedObjectContext?) {
+        guard let context, context.tracksUndo else { return }
         context.recordUndoValue(of: self, key: key)
     }
 

@@ -385,7 +385,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.managedObjectContext = self
         object.lifecycle.isInserted = true
         registered[object.objectID] = object
-        reportReleasesIfMany()
         pendingInserted[ObjectIdentifier(object)] = object
         object.awakeFromInsert()
         noteObjectsChanged(inserted: [object])

@@ -110,7 +110,7 @@ extension NSManagedObject {
                 observation.willChange(key, of: self)
                 context = managedObjectContext
             }
-            if let context, context.tracksUndo { context.recordUndoValue(of: self, key: key) }
+            recordForUndo(key, in: context)
             attributeValues[slot: slot] = value
             if slot < 64 { noteChange(slot: slot, context: context) } else { noteChange(key) }
             return
@@ -454,9 +454,9 @@ extension NSManagedObject {
         return keys
     }
 
-    /// The first change of a new event starts the event's keys over.
-    private func startEventIfNeeded() {
-        guard let context = managedObjectContext, notedChangeGeneration != context.changeNoticeGeneration else { return }
+    /// The first change of a new event in `context` (the object's) starts the event's keys over.
+    private func startEventIfNeeded(in context: NSManagedObjectContext?) {
+        guard let context, notedChangeGeneration != context.changeNoticeGeneration else { return }
         eventSlots = 0
         if !eventOtherKeys.isEmpty { eventOtherKeys = [] }
     }
@@ -529,9 +529,10 @@ extension NSManagedObject {
 
     func noteChange(_ key: String) {
         changedOtherKeys.insert(key)
-        startEventIfNeeded()
+        let context = managedObjectContext
+        startEventIfNeeded(in: context)
         eventOtherKeys.insert(key)
-        managedObjectContext?.objectDidChange(self)
+        context?.objectDidChange(self)
         if let observation { observation.didChange(key, of: self) }
     }
 
@@ -541,11 +542,7 @@ extension NSManagedObject {
     /// ``noteChange(slot:)`` with the object's context already loaded.
     func noteChange(slot: Int, context: NSManagedObjectContext?) {
         changedSlots |= 1 << UInt64(slot)
-        if let context, notedChangeGeneration != context.changeNoticeGeneration {
-            // A new event (as startEventIfNeeded).
-            eventSlots = 0
-            if !eventOtherKeys.isEmpty { eventOtherKeys = [] }
-        }
+        startEventIfNeeded(in: context)
         eventSlots |= 1 << UInt64(slot)
         context?.objectDidChange(self)
         if let observation { observation.didChange(entity.propertyLayout.names[slot], of: self) }
