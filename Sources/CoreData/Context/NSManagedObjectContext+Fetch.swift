@@ -213,6 +213,7 @@ extension NSManagedObjectContext {
                     objects.append(try register(row, store: store, entities: &entities, asFault: request.returnsObjectsAsFaults, refresh: request.shouldRefreshRefetchedObjects))
                     progress?.advance()
                 }
+                reportReleasesIfMany()
             case .objectIDs(let ids):
                 // Identities only: asked for, or the answer of a store that loads lazily (a
                 // user's NSIncrementalStore). Objects the request wants filled are read a chunk
@@ -287,6 +288,8 @@ extension NSManagedObjectContext {
         let entitiesByName: [String: NSEntityDescription]
         var last: NSEntityDescription?
         var lastName = ""
+        /// The class of ``last``'s objects: finding it takes a lock and two lookups by name.
+        var lastClass: NSManagedObject.Type = NSManagedObject.self
 
         init(store: NSPersistentStore) {
             entitiesByName = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName ?? [:]
@@ -296,6 +299,7 @@ extension NSManagedObjectContext {
             if let last, name == lastName { return last }
             last = entitiesByName[name]
             lastName = name
+            if let last { lastClass = EntityClassRegistry.objectClass(for: last) }
             return last
         }
     }
@@ -319,7 +323,7 @@ extension NSManagedObjectContext {
             }
             return existing
         }
-        let object = makeObject(for: objectID, row: asFault ? nil : row)
+        let object = makeObject(for: objectID, row: asFault ? nil : row, reportingReleases: false, objectClass: entities.lastClass)
         if asFault { object.prefetchedRow = row }
         return object
     }

@@ -59,10 +59,36 @@ struct RegisteredObjects {
         let key: NSManagedObjectID
     }
 
-    /// One registered object: unretained, and also held strongly when ``retainsObjects``.
+    /// One registered object: unretained, or holding one strong reference (+1) of its own when
+    /// ``retainsObjects``. One word, the pointer with the flag in its low bit (objects are
+    /// 16-byte aligned), rather than a pointer beside an optional strong reference: a table of a
+    /// million entries is 16 MB smaller, and moving an entry retains and releases nothing. The
+    /// +1 is taken and given back by hand (``retainedEntry(_:)``, ``heldReference``), never
+    /// under the lock.
     private struct Entry {
-        let object: Unmanaged<NSManagedObject>
-        var retained: NSManagedObject?
+        private let bits: UInt
+
+        /// An entry that does not retain `object`.
+        init(unretained object: Unmanaged<NSManagedObject>) {
+            bits = UInt(bitPattern: object.toOpaque())
+        }
+
+        /// An entry owning the +1 the caller took on `object`.
+        init(owning object: Unmanaged<NSManagedObject>) {
+            bits = UInt(bitPattern: object.toOpaque()) | 1
+        }
+
+        var object: Unmanaged<NSManagedObject> {
+            // The pointer is never null: it was made from an object.
+            Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~1).unsafelyUnwrapped)
+        }
+
+        /// Whether the entry owns a +1 on its object.
+        var isRetained: Bool { bits & 1 != 0 }
+
+        /// The +1 the entry owned, for the caller to release outside the lock once the entry is
+        /// gone; `nil` for an unretained entry.
+        var heldReference: Unmanaged<NSManagedObject>? { isRetained ? object : nil }
     }
 
     /// The entries behind the mutex. A class, shared with the registered objects' memberships,
@@ -79,8 +105,7 @@ struct RegisteredObjects {
         /// Called from the object's `deinit` (its strong count is zero): removes its entry if the
         /// entry is still this object's, and notes the release for a store that listens.
         func objectDidDeinit(_ object: UnsafeMutableRawPointer, key: NSManagedObjectID) {
-            // Read before the lock: a weak load may be the store's last reference.
-            let listens = key.persistentStore?.observesRegistrations == true
+            let listens = key.storeObservesRegistrations
             lock.withLock { _ in
                 guard let index = entries.index(forKey: IDKey(id: key)), entries.values[index].object.toOpaque() == object else { return }
                 entries.remove(at: index)
@@ -96,14 +121,14 @@ struct RegisteredObjects {
             var dropped: Unmanaged<NSManagedObject>?
             lock.withLock { _ in
                 guard let index = entries.index(forKey: IDKey(id: key)), entries.values[index].object.toOpaque() == pointer else { return }
-                dropped = entries.remove(at: index).value.retained.map { Unmanaged.passRetained($0) }
+                dropped = entries.remove(at: index).value.heldReference
             }
             dropped?.release()
         }
 
         /// The entry's object, retained (+1) for the caller, or `nil` once its `deinit` has begun.
         private static func retainedObject(_ entry: Entry) -> Unmanaged<NSManagedObject>? {
-            if let retained = entry.retained { return Unmanaged.passRetained(retained) }
+            if entry.isRetained { return entry.object.retain() }
             return coredata_swift_try_retain(entry.object.toOpaque()) ? entry.object : nil
         }
 
@@ -116,9 +141,7 @@ struct RegisteredObjects {
                 // now, with the release noted, so that registering the ID again before that
                 // deinit runs cannot lose the release (the deinit then finds no entry of its own).
                 entries.remove(at: index)
-                // Under the lock, unlike objectDidDeinit's read: this path is rare, and a store
-                // never holds managed objects, so its release cannot reach this table.
-                if id.persistentStore?.observesRegistrations == true { released.insert(key) }
+                if id.storeObservesRegistrations { released.insert(key) }
                 return nil
             }
             return found?.takeRetainedValue()
@@ -140,11 +163,11 @@ struct RegisteredObjects {
                 // one, or its deinit (which removes the entry under its current key) would leave
                 // an entry pointing at freed memory.
                 if let previousKey, let index = entries.index(forKey: IDKey(id: previousKey)), entries.values[index].object.toOpaque() == pointer.toOpaque() {
-                    if let retained = entries.remove(at: index).value.retained { dropped.append(Unmanaged.passRetained(retained)) }
+                    if let held = entries.remove(at: index).value.heldReference { dropped.append(held) }
                 }
                 forgetRelease(of: id)
-                let old = entries.updateValue(Entry(object: pointer, retained: retains ? object : nil), forKey: IDKey(id: id))
-                if let retained = old?.retained { dropped.append(Unmanaged.passRetained(retained)) }
+                let old = entries.updateValue(retains ? Entry(owning: pointer.retain()) : Entry(unretained: pointer), forKey: IDKey(id: id))
+                if let held = old?.heldReference { dropped.append(held) }
             }
             object.registration = Membership(table: self, key: id)
             for object in dropped { object.release() }
@@ -155,7 +178,7 @@ struct RegisteredObjects {
             let dropped = lock.withLock { _ -> Unmanaged<NSManagedObject>? in
                 forgetRelease(of: id)
                 guard let entry = entries.removeValue(forKey: IDKey(id: id)) else { return nil }
-                return entry.retained.map { Unmanaged.passRetained($0) }
+                return entry.heldReference
             }
             dropped?.release()
         }
@@ -197,7 +220,7 @@ struct RegisteredObjects {
         /// Empties the table. Returns the objects it held strongly (+1 each).
         func removeAll() -> [Unmanaged<NSManagedObject>] {
             lock.withLock { _ in
-                let held = entries.values.compactMap { $0.retained.map { Unmanaged.passRetained($0) } }
+                let held = entries.values.compactMap(\.heldReference)
                 entries = [:]
                 released = []
                 return held
@@ -224,12 +247,12 @@ struct RegisteredObjects {
                 for (key, entry) in entries {
                     if newValue {
                         // An object already in its deinit stays unretained; the deinit removes it.
-                        if coredata_swift_try_retain(entry.object.toOpaque()) {
-                            entries[key]?.retained = entry.object.takeRetainedValue()
+                        if !entry.isRetained, coredata_swift_try_retain(entry.object.toOpaque()) {
+                            entries[key] = Entry(owning: entry.object)
                         }
-                    } else if let retained = entry.retained {
-                        dropped.append(Unmanaged.passRetained(retained))
-                        entries[key]?.retained = nil
+                    } else if let held = entry.heldReference {
+                        dropped.append(held)
+                        entries[key] = Entry(unretained: entry.object)
                     }
                 }
                 return dropped

@@ -19,8 +19,10 @@ struct AttributeSlots {
     /// no source, set to the attribute's default (so an object made for a fetched row never
     /// sets defaults it would throw away).
     private var pending: UInt64 = 0
-    /// The row that pending slots convert from; laid out in `layout` or a layout extending it.
-    private var source: StoreRow?
+    /// The slots of the row that pending slots convert from, laid out in `layout` or a layout
+    /// extending it. Only the slot array, not the row: the object keeps the row itself as its
+    /// committed row, and a second copy here cost 48 bytes and a release per object.
+    private var source: [StoreValue?]?
     /// Each slot's value as a store value, converted once for validation and reused by the
     /// save; empty until first asked for, a slot's entry cleared when it is set.
     private var stored: [StoreValue?] = []
@@ -67,7 +69,7 @@ struct AttributeSlots {
                 // the object then holds only its row until something is set. Transformed
                 // values are kept, so that each read gives the same object.
                 if values.isEmpty, table.convertedOnReadSlots & (1 << UInt64(slot)) != 0, let source {
-                    return source.slots[slot]?.attributeValue(as: table.traits[slot].attributeType ?? .undefinedAttributeType)
+                    return source[slot]?.attributeValue(as: table.traits[slot].attributeType ?? .undefinedAttributeType)
                 }
                 load(slot)
             }
@@ -107,12 +109,12 @@ struct AttributeSlots {
                 for slot in slots.indices { if case .some = slots[slot] { present |= 1 << UInt64(slot) } }
             }
             pending = present & table.storedAttributeSlots
-            source = row
+            source = row.slots
             return
         }
         let laidOut = row.layout.extends(layout) ? row : row.relaid(as: layout)
         removeAll()
-        source = laidOut
+        source = laidOut.slots
         let traits = table.traits
         for slot in traits.indices {
             guard traits[slot].attributeType != nil, !traits[slot].isTransient, laidOut.slots[slot] != nil else { continue }
@@ -135,7 +137,7 @@ struct AttributeSlots {
             return
         }
         guard let attribute = table.attributes[slot] else { return }
-        values[slot] = Self.objectValue(source[slot: slot], attribute)
+        values[slot] = Self.objectValue(source[slot] ?? .null, attribute)
     }
 
     /// The slot's value as a store value of `type`, or `nil` when it does not convert (a wrong
@@ -163,5 +165,5 @@ struct AttributeSlots {
     }
 
     /// The source row's stored value at a pending slot.
-    func pendingStoredValue(_ slot: Int) -> StoreValue? { isPending(slot) ? source?[slot: slot] : nil }
+    func pendingStoredValue(_ slot: Int) -> StoreValue? { isPending(slot) ? source?[slot] ?? .null : nil }
 }

@@ -25,7 +25,8 @@ extension NSManagedObject {
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             let context = managedObjectContext
             context?.assertOnQueue(touching: self)
-            fireFaultIfNeeded()
+            // fireFaultIfNeeded() with the context already loaded (a weak load costs ~100).
+            if isFaultState, let context { context.fulfillFault(self) }
             if context?.tracksObservationAccess == true { noteObservedAccess(key) }
             // The type is checked first so that strings and the like pass with no copy of the value.
             if bridged, let type = table.traits[slot].attributeType, Self.bridgesToFoundation(type) {

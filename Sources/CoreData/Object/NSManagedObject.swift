@@ -26,7 +26,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 
     /// The context the object lives in; `nil` once the context is gone or the object was
     /// removed from it.
-    public internal(set) weak var managedObjectContext: NSManagedObjectContext?
+    ///
+    /// Unchecked for exclusivity, as the state below: every value read and set loads it.
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: NSManagedObjectContext?
 
     // MARK: State (touched only on the context's queue)
     //
@@ -43,9 +45,6 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     @exclusivity(unchecked) var toManyValues: [String: [NSManagedObject]] = [:] {
         didSet { if !orderedSetProxies.isEmpty { updateOrderedSetProxies() } }
     }
-    /// The live `mutableOrderedSetValue(forKey:)` proxies of this object; they mirror
-    /// ``toManyValues`` for reads Foundation does not let them override.
-    @exclusivity(unchecked) var orderedSetProxies: [WeakOrderedSetProxy] = []
     /// Relationships whose destinations have been turned from IDs into objects.
     @exclusivity(unchecked) var materialisedRelationships: Set<String> = []
     /// The row as last read from or saved to the store; `nil` for an unsaved object.
@@ -77,18 +76,27 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     var hasChangedKeys: Bool { changedSlots != 0 || !changedOtherKeys.isEmpty }
     /// Whether the values still have to be read from the store.
     @exclusivity(unchecked) var isFaultState = false
+    /// Whether ``committedRow`` is a row a fetch read for this fault (``prefetchedRow``).
+    @exclusivity(unchecked) var hasPrefetchedRow = false
     /// The row a fetch already read for this fault, so that firing it needs no store read.
-    @exclusivity(unchecked) var prefetchedRow: StoreRow?
+    ///
+    /// Kept as the committed row, not beside it: a fetch's row is the store's state of the
+    /// object as this context last read it, which is what the committed row stands for; a
+    /// second copy cost every fetched object 56 bytes and a release.
+    var prefetchedRow: StoreRow? {
+        get { hasPrefetchedRow ? committedRow : nil }
+        set {
+            if let newValue {
+                committedRow = newValue
+                hasPrefetchedRow = true
+            } else {
+                hasPrefetchedRow = false
+            }
+        }
+    }
     /// The batch of a `fetchBatchSize` fetch this fault belongs to: firing it reads the rows of
     /// the whole batch at once.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
-    /// Fetched property results by property name, computed when first read and kept until the
-    /// object is refreshed (as Apple's are).
-    @exclusivity(unchecked) var fetchedPropertyValues: [String: [Any]] = [:]
-    /// Set on the stand-in objects that name key paths (see ``KeyPathProbe``); `nil` otherwise.
-    @exclusivity(unchecked) var keyPathProbe: KeyPathProbe?
-    /// In a child context: the destinations the parent context had, by relationship name.
-    @exclusivity(unchecked) var parentRelationships: [String: [NSManagedObjectID]]?
     /// Set while the context inserts, deletes or saves the object.
     @exclusivity(unchecked) var lifecycle = Lifecycle()
     /// The object's observers (key-value observing, block observations, the Observation
@@ -97,6 +105,48 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The context registry entry that names this object, which `deinit` removes (the registry
     /// holds objects unretained: ``RegisteredObjects``).
     @exclusivity(unchecked) var registration: RegisteredObjects.Membership?
+    /// State few objects ever have, in a box made when first needed (``RareState``), so that a
+    /// fetched object does not carry and free four empty fields.
+    @exclusivity(unchecked) var rare: RareState?
+
+    /// The live `mutableOrderedSetValue(forKey:)` proxies of this object; they mirror
+    /// ``toManyValues`` for reads Foundation does not let them override.
+    var orderedSetProxies: [WeakOrderedSetProxy] {
+        get { rare?.orderedSetProxies ?? [] }
+        set { if rare != nil || !newValue.isEmpty { rareState.orderedSetProxies = newValue } }
+    }
+    /// Fetched property results by property name, computed when first read and kept until the
+    /// object is refreshed (as Apple's are).
+    var fetchedPropertyValues: [String: [Any]] {
+        get { rare?.fetchedPropertyValues ?? [:] }
+        set { if rare != nil || !newValue.isEmpty { rareState.fetchedPropertyValues = newValue } }
+    }
+    /// Set on the stand-in objects that name key paths (see ``KeyPathProbe``); `nil` otherwise.
+    var keyPathProbe: KeyPathProbe? {
+        get { rare?.keyPathProbe }
+        set { if rare != nil || newValue != nil { rareState.keyPathProbe = newValue } }
+    }
+    /// In a child context: the destinations the parent context had, by relationship name.
+    var parentRelationships: [String: [NSManagedObjectID]]? {
+        get { rare?.parentRelationships }
+        set { if rare != nil || newValue != nil { rareState.parentRelationships = newValue } }
+    }
+
+    /// The box of rare state, made on first write.
+    private var rareState: RareState {
+        if let rare { return rare }
+        let made = RareState()
+        rare = made
+        return made
+    }
+
+    /// See ``rare``.
+    final class RareState {
+        var orderedSetProxies: [WeakOrderedSetProxy] = []
+        var fetchedPropertyValues: [String: [Any]] = [:]
+        var keyPathProbe: KeyPathProbe?
+        var parentRelationships: [String: [NSManagedObjectID]]?
+    }
 
     struct Lifecycle {
         var isInserted = false

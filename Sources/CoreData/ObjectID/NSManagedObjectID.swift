@@ -24,16 +24,24 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
 
     let key: Key
 
+    /// Whether the ID's store asked to hear of the objects contexts register and release
+    /// (`NSIncrementalStore`). Kept here, where it costs no space, because an object's
+    /// registration and release check it: reading it through the weak ``persistentStore``
+    /// cost a weak load and a release per object.
+    let storeObservesRegistrations: Bool
+
     init(entity: NSEntityDescription, store: NSPersistentStore, storeID: StoreObjectID) {
         self.entity = entity
         self.persistentStore = store
         self.key = .permanent(storeIdentifier: store.identifier, storeID)
+        self.storeObservesRegistrations = store.observesRegistrations
         super.init()
     }
 
     init(temporaryFor entity: NSEntityDescription) {
         self.entity = entity
         self.key = .temporary(TemporaryIDs.next())
+        self.storeObservesRegistrations = false
         super.init()
     }
 

@@ -236,7 +236,10 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         slotted.sorted { $0.name < $1.name }
     }
 
-    private var frozen: FrozenState?
+    /// Set once, by ``freeze()`` before the model is used, and only read after; unchecked
+    /// because every object made and every value read goes through it (the runtime's
+    /// exclusivity check was some 80 instructions a read).
+    @exclusivity(unchecked) private var frozen: FrozenState?
 
     func freeze() {
         let props = properties
