@@ -563,9 +563,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
             return
         }
-        if let row = object.prefetchedRow {
-            object.prefetchedRow = nil
-            object.fill(from: row)
+        if object.hasPrefetchedRow, let row = object.committedRow {
+            // The row is already the committed row: fill from it without assigning it again.
+            object.fill(from: row, alreadyCommitted: true)
             if !isStoreSide { object.awakeFromFetch() }
             return
         }
@@ -703,12 +703,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
 extension NSManagedObject {
     /// Sets the object's committed state and current values from a stored row.
-    func fill(from row: StoreRow) {
-        committedRow = row
+    func fill(from row: StoreRow, alreadyCommitted: Bool = false) {
+        if !alreadyCommitted { committedRow = row }
         isFaultState = false
-        prefetchedRow = nil
-        faultBatch = nil
-        changedKeys = []
+        hasPrefetchedRow = false
+        if faultBatch != nil { faultBatch = nil }
+        changedSlots = 0
+        if !changedOtherKeys.isEmpty { changedOtherKeys = [] }
         // Values convert from the row slot by slot when first read (AttributeSlots).
         attributeValues.load(from: row)
         if !toOneValues.isEmpty { toOneValues = [:] }

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// Threading: part of its object; touched only on the object's context queue.
 struct AttributeSlots {
-    private let table: EntitySlotTable
+    /// The entity's slot table (kept here, so that a read by name need not ask the entity).
+    let table: EntitySlotTable
     /// Values set or read into the object, by slot; empty (no allocation) until a slot is set,
     /// so a fetched object whose values are only read holds nothing but its row.
     private var values: [Any?] = []

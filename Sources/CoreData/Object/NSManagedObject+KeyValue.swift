@@ -21,7 +21,7 @@ extension NSManagedObject {
         default: break
         }
         // Attributes, the common case: one hash (name → slot), no dynamic cast.
-        let table = entity.slotTable
+        let table = attributeValues.table
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             let context = managedObjectContext
             context?.assertOnQueue(touching: self)

@@ -331,6 +331,21 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// Whether the object's values have not been read from the store yet.
     public var isFault: Bool { isFaultState }
 
+    /// Identity, as `NSObject`'s, mixed by one multiply instead of a `Hasher`: every set of
+    /// objects (the change notifications' inserted, updated and deleted sets, a save's) hashes
+    /// each object, and `Set` runs its own seeded `Hasher` over this value anyway. Apple asks
+    /// subclasses not to override `hash` and `isEqual(_:)`; equality stays identity.
+    open override var hash: Int {
+        // The address's low bits are zero (alignment); the multiply moves its entropy up.
+        Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self)) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// Identity, as `NSObject`'s, without its cast of `object` (``classReference(_:)``).
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let object else { return false }
+        return classReference(object) === self
+    }
+
     open override var description: String {
         let values = isFaultState ? "<fault>" : "{" + entity.attributesByName.keys.sorted().map { "\($0) = \(attributeValues[$0].map { "\($0)" } ?? "nil")" }.joined(separator: "; ") + "}"
         return "<\(type(of: self)): entity \(entity.name ?? "?"); id \(objectID); data \(values)>"

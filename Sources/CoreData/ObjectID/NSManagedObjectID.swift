@@ -71,7 +71,11 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
     }
 
     open override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as? NSManagedObjectID else { return false }
+        // A class reference first (``classReference(_:)``): a cast from `Any` costs more than
+        // the comparison, and sets of IDs compare at every collision.
+        guard let object, let reference = classReference(object) else { return false }
+        if reference === self { return true }
+        guard let other = reference as? NSManagedObjectID else { return false }
         return key == other.key
     }
 

@@ -1,0 +1,100 @@
+import CoreData
+import Foundation
+import XCTest
+
+/// Equality and hashing of managed objects and their IDs, and the row a refetched fault keeps,
+/// run against every store (``StoreKind``). Objects compare by identity and IDs by value, as on
+/// Apple platforms; both take the fast paths of `isEqual(_:)` and `hash`, so these pin what
+/// those paths must keep meaning.
+final class ObjectIdentityTests: XCTestCase {
+    func testObjectsAreEqualOnlyToThemselves() {
+        forEachStore { kind, container in
+            let context = container.viewContext
+            let ada = context.make("Author", ["name": "Ada"])
+            let alan = context.make("Author", ["name": "Alan"])
+            XCTAssertTrue(ada.isEqual(ada), "[\(kind)]")
+            XCTAssertFalse(ada.isEqual(alan), "[\(kind)]")
+            XCTAssertFalse(ada.isEqual(nil), "[\(kind)]")
+            XCTAssertFalse(ada.isEqual(5), "[\(kind)] a value that is no object")
+            XCTAssertFalse(ada.isEqual("Ada"), "[\(kind)]")
+            XCTAssertFalse(ada.isEqual(ada.objectID), "[\(kind)] an object is not its ID")
+            XCTAssertEqual(ada.hash, ada.hash, "[\(kind)]")
+
+            // Sets of objects (as the change notifications hold them) keep one entry per object.
+            let many = (0..<500).map { context.make("Author", ["name": "A\($0)"]) }
+            var set = Set(many)
+            set.formUnion(many)
+            set.insert(ada)
+            XCTAssertEqual(set.count, 501, "[\(kind)]")
+            XCTAssertTrue(many.allSatisfy(set.contains), "[\(kind)]")
+            XCTAssertFalse(set.contains(alan), "[\(kind)]")
+            XCTAssertTrue(NSSet(array: many + many).count == 500, "[\(kind)] NSSet dedupes by isEqual and hash")
+        }
+    }
+
+    func testIDsAreEqualByValueAcrossInstances() {
+        forEachStore { kind, container in
+            let context = container.viewContext
+            let authors = (0..<300).map { context.make("Author", ["name": "A\($0)"]) }
+            try context.save()
+            let ids = authors.map(\.objectID)
+            let coordinator = try XCTUnwrap(context.persistentStoreCoordinator)
+            // The same IDs again, as new instances: from their URIs.
+            let again = try ids.map { try XCTUnwrap(coordinator.managedObjectID(forURIRepresentation: $0.uriRepresentation())) }
+            for (id, copy) in zip(ids, again) {
+                XCTAssertTrue(id.isEqual(copy), "[\(kind)] \(id)")
+                XCTAssertEqual(id.hash, copy.hash, "[\(kind)]")
+                XCTAssertEqual(id, copy, "[\(kind)]")
+            }
+            XCTAssertEqual(Set(ids + again).count, 300, "[\(kind)]")
+            XCTAssertFalse(ids[0].isEqual(ids[1]), "[\(kind)]")
+            XCTAssertFalse(ids[0].isEqual(nil), "[\(kind)]")
+            XCTAssertFalse(ids[0].isEqual(authors[0]), "[\(kind)] an ID is not its object")
+            XCTAssertFalse(ids[0].isEqual(ids[0].uriRepresentation()), "[\(kind)]")
+
+            // A temporary ID equals only itself.
+            let unsaved = context.make("Author", ["name": "New"])
+            let temporary = unsaved.objectID
+            XCTAssertTrue(temporary.isTemporaryID, "[\(kind)]")
+            XCTAssertTrue(temporary.isEqual(temporary), "[\(kind)]")
+            XCTAssertFalse(temporary.isEqual(ids[0]), "[\(kind)]")
+        }
+    }
+
+    /// A fault fetched again takes the newer row: firing it shows the other context's save, and
+    /// its committed values are that row's.
+    func testAFaultFetchedAgainKeepsTheNewerRow() {
+        forEachStore { kind, container in
+            let writer = container.newBackgroundContext()
+            try writer.performAndWait {
+                writer.make("Author", ["name": "Ada", "rating": Int16(5)])
+                try writer.save()
+            }
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Author")
+                request.returnsObjectsAsFaults = true
+                let first = try XCTUnwrap(reader.fetch(request).first)
+                XCTAssertTrue(first.isFault, "[\(kind)]")
+                try writer.performAndWait {
+                    let ada = try XCTUnwrap(writer.all("Author").first)
+                    ada.setValue(Int16(4), forKey: "rating")
+                    try writer.save()
+                }
+                let again = try XCTUnwrap(reader.fetch(request).first)
+                XCTAssertTrue(again === first, "[\(kind)] one object per ID")
+                XCTAssertTrue(again.isFault, "[\(kind)] still a fault")
+                XCTAssertEqual(again.value(forKey: "rating") as? Int16, 4, "[\(kind)] fired from the newer row")
+                XCTAssertEqual(again.committedValues(forKeys: ["rating"])["rating"] as? Int16, 4, "[\(kind)]")
+                XCTAssertFalse(again.hasChanges, "[\(kind)]")
+                // Saving a change over that row is no conflict.
+                again.setValue(Int16(3), forKey: "rating")
+                XCTAssertNoThrow(try reader.save(), "[\(kind)]")
+            }
+            try writer.performAndWait {
+                writer.refreshAllObjects()
+                XCTAssertEqual(try writer.all("Author").first?.value(forKey: "rating") as? Int16, 3, "[\(kind)]")
+            }
+        }
+    }
+}
