@@ -97,4 +97,52 @@ final class ObjectIdentityTests: XCTestCase {
             }
         }
     }
+
+    /// An inserted object makes its temporary ID only when asked for, and is registered from
+    /// the start all the same: `registeredObjects`, lookups by the ID once it exists, reset,
+    /// rollback and permanent IDs see it as Apple's context does.
+    func testAnInsertedObjectIsRegisteredWhetherOrNotItsIDWasAskedFor() {
+        forEachStore { kind, container in
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let quiet = context.make("Author", ["name": "Quiet"])
+                let asked = context.make("Author", ["name": "Asked"])
+                XCTAssertTrue(context.registeredObjects.contains(quiet), "[\(kind)] registered before its ID exists")
+                XCTAssertEqual(context.registeredObjects.count, 2, "[\(kind)]")
+                let temporary = asked.objectID
+                XCTAssertTrue(temporary.isTemporaryID, "[\(kind)]")
+                XCTAssertTrue(asked.objectID === temporary, "[\(kind)] one temporary ID")
+                XCTAssertTrue(context.registeredObject(for: temporary) === asked, "[\(kind)]")
+                XCTAssertTrue(context.object(with: temporary) === asked, "[\(kind)]")
+                XCTAssertTrue(try context.existingObject(with: temporary) === asked, "[\(kind)]")
+                XCTAssertEqual(context.registeredObjects.count, 2, "[\(kind)] asking adds no second entry")
+
+                // Permanent IDs for both: the quiet one never makes a temporary ID.
+                try context.obtainPermanentIDs(for: [quiet, asked])
+                XCTAssertFalse(quiet.objectID.isTemporaryID, "[\(kind)]")
+                XCTAssertFalse(asked.objectID.isTemporaryID, "[\(kind)]")
+                XCTAssertNil(context.registeredObject(for: temporary), "[\(kind)] the temporary entry left")
+                XCTAssertTrue(context.registeredObject(for: quiet.objectID) === quiet, "[\(kind)]")
+                try context.save()
+                XCTAssertEqual(try context.all("Author").count, 2, "[\(kind)]")
+
+                // Rollback and reset let go of inserted objects with or without IDs.
+                let dropped = context.make("Author", ["name": "Dropped"])
+                let droppedWithID = context.make("Author", ["name": "DroppedWithID"])
+                let droppedID = droppedWithID.objectID
+                context.rollback()
+                XCTAssertNil(dropped.managedObjectContext, "[\(kind)]")
+                XCTAssertNil(context.registeredObject(for: droppedID), "[\(kind)]")
+                XCTAssertFalse(context.registeredObjects.contains(dropped), "[\(kind)]")
+                let forgotten = context.make("Author", ["name": "Forgotten"])
+                let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)
+                context.reset()
+                let invalidated = changes.notifications.last?.userInfo?[NSInvalidatedAllObjectsKey] as? [NSManagedObject] ?? []
+                XCTAssertTrue(invalidated.contains(forgotten), "[\(kind)] reset names the inserted object without an ID")
+                XCTAssertNil(forgotten.managedObjectContext, "[\(kind)]")
+                XCTAssertTrue(context.registeredObjects.isEmpty, "[\(kind)]")
+                XCTAssertEqual(try context.all("Author").count, 2, "[\(kind)] nothing unsaved was saved")
+            }
+        }
+    }
 }

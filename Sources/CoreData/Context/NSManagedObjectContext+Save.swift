@@ -151,7 +151,7 @@ extension NSManagedObjectContext {
         var groupOfEntity: [ObjectIdentifier: Int] = [:]
         var lastEntity: NSEntityDescription?
         var lastGroup = 0
-        for object in objects where object.objectID.isTemporaryID {
+        for object in objects where object.hasTemporaryID {
             if object.entity !== lastEntity {
                 let entityKey = ObjectIdentifier(object.entity)
                 if let index = groupOfEntity[entityKey] {
@@ -182,7 +182,8 @@ extension NSManagedObjectContext {
             }
             for (object, key) in zip(group, keys) {
                 object.objectID = NSManagedObjectID(entity: object.entity, store: store, storeID: StoreObjectID(entityName: name, primaryKey: key))
-                // Registering under the new ID also removes the temporary ID's entry.
+                // Registering under the new ID also removes the temporary ID's entry, if one
+                // was made.
                 registered[object.objectID] = object
             }
             noteRegistered(group.map(\.objectID))

@@ -369,7 +369,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Objects deleted and not yet saved.
     public var deletedObjects: Set<NSManagedObject> { Set(pendingDeleted.values) }
     /// Every object the context holds.
-    public var registeredObjects: Set<NSManagedObject> { Set(registered.values) }
+    public var registeredObjects: Set<NSManagedObject> { Set(registered.values).union(pendingInserted.values) }
 
     /// Inserts a new object; it is saved with the next `save()`.
     open func insert(_ object: NSManagedObject) {
@@ -387,7 +387,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         object.managedObjectContext = self
         object.lifecycle.isInserted = true
-        registered[object.objectID] = object
+        // An object with no ID yet is registered when its ID is made (NSManagedObject.objectID):
+        // until then no ID can look it up, and most inserted objects are saved without one,
+        // so that they never make a temporary ID nor register twice.
+        if let id = object.storedID { registered[id] = object }
         pendingInserted[ObjectIdentifier(object)] = object
         object.awakeFromInsert()
         noteObjectsChanged(inserted: [object])
@@ -594,7 +597,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         assertOnQueue()
         removeUndoActions()
         advanceQueryGeneration()
-        let forgotten = Array(registered.values)
+        // Inserted objects whose ID nobody asked for are in no registry entry.
+        let forgotten = registered.values + pendingInserted.values.filter { $0.storedID == nil }
         noteUnregistered(Array(registered.keys))
         for object in forgotten { object.managedObjectContext = nil }
         registered.removeAll()
@@ -617,11 +621,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         removeUndoActions()
         for object in pendingInserted.values {
             object.lifecycle.isInserted = false
-            registered[object.objectID] = nil
+            if let id = object.storedID { registered[id] = nil }
             object.managedObjectContext = nil
         }
         // IDs made permanent by obtainPermanentIDs(for:) were registered with their stores.
-        noteUnregistered(pendingInserted.values.map(\.objectID))
+        noteUnregistered(pendingInserted.values.compactMap(\.storedID))
         for object in Array(pendingUpdated.values) + Array(pendingDeleted.values) {
             object.lifecycle.isDeleted = false
             object.withObservedChanges { object.revertToCommitted() }

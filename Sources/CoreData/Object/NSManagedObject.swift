@@ -21,8 +21,25 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The object's ID: temporary until the object is saved, permanent after.
     ///
     /// The temporary ID is made when first asked for: an object made for a fetched row is given
-    /// its permanent ID at once and never needs one.
-    public internal(set) lazy var objectID: NSManagedObjectID = NSManagedObjectID(temporaryFor: entity)
+    /// its permanent ID at once and never needs one, and an object inserted and saved without
+    /// anyone asking for its ID gets only the permanent one. An inserted object joins its
+    /// context's registry when its temporary ID is made (only that ID can find it there).
+    public internal(set) var objectID: NSManagedObjectID {
+        get {
+            if let storedID { return storedID }
+            let made = NSManagedObjectID(temporaryFor: entity)
+            storedID = made
+            if lifecycle.isInserted, let context = managedObjectContext { context.registered[made] = self }
+            return made
+        }
+        set { storedID = newValue }
+    }
+
+    /// The ID once made (``objectID``); `nil` for an object whose temporary ID nobody asked for.
+    @exclusivity(unchecked) private(set) var storedID: NSManagedObjectID?
+
+    /// Whether the object has no permanent ID yet, without making a temporary one.
+    var hasTemporaryID: Bool { storedID?.isTemporaryID ?? true }
 
     /// The context the object lives in; `nil` once the context is gone or the object was
     /// removed from it.
