@@ -357,7 +357,7 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self)) &* 0x9E37_79B9_7F4A_7C15)
     }
 
-    /// Identity, as `NSObject`'s, without its cast of `object` (``classReference(_:)``).
+    /// Identity, as `NSObject`'s, without its cast of `object` from `Any` (see `classReference(_:)`).
     open override func isEqual(_ object: Any?) -> Bool {
         guard let object else { return false }
         return classReference(object) === self
