@@ -63,7 +63,7 @@ struct RegisteredObjects {
     /// ``retainsObjects``. One word, the pointer with the flag in its low bit (objects are
     /// 16-byte aligned), rather than a pointer beside an optional strong reference: a table of a
     /// million entries is 16 MB smaller, and moving an entry retains and releases nothing. The
-    /// +1 is taken and given back by hand (``retainedEntry(_:)``, ``heldReference``), never
+    /// +1 is taken and given back by hand (`retainedObject(_:)`, ``heldReference``), never
     /// under the lock.
     private struct Entry {
         private let bits: UInt
