@@ -19,7 +19,7 @@ extension NSManagedObjectContext {
         var start = 0
         while start < objects.count {
             let slice = objects[start..<min(objects.count, start + size)]
-            let members = slice.filter { $0.isFaultState && $0.prefetchedRow == nil && $0.objectID.storeObjectID != nil }
+            let members = slice.filter { $0.isFaultState && !$0.hasPrefetchedRow && $0.objectID.storeObjectID != nil }
             if members.count > 1 {
                 let batch = FaultBatch(objectIDs: members.map(\.objectID))
                 for member in members { member.faultBatch = batch }
@@ -43,8 +43,7 @@ extension NSManagedObjectContext {
     func fillFaults(_ faults: [NSManagedObject]) {
         var byStore: [ObjectIdentifier: (store: NSPersistentStore, objects: [StoreObjectID: NSManagedObject])] = [:]
         for object in faults where object.isFaultState {
-            if let row = object.prefetchedRow {
-                object.fill(from: row)
+            if object.fillFromPrefetchedRow() {
                 object.awakeFromFetch()
                 continue
             }

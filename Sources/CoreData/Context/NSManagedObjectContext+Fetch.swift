@@ -369,8 +369,7 @@ extension NSManagedObjectContext {
         var faults: [StoreObjectID: NSManagedObject] = [:]
         var ids: [StoreObjectID] = []
         for object in objects where object.isFaultState {
-            if let row = object.prefetchedRow {
-                object.fill(from: row)
+            if object.fillFromPrefetchedRow() {
                 if !isStoreSide { object.awakeFromFetch() }
             } else if let id = object.objectID.storeObjectID, faults.updateValue(object, forKey: id) == nil {
                 ids.append(id)

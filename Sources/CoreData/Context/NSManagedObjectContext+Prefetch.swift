@@ -28,7 +28,7 @@ extension NSManagedObjectContext {
                 }
                 if parent == nil {
                     // Sources fetched without values are read in one batch, not one by one.
-                    fillFaults(sources.filter { $0.isFaultState && $0.prefetchedRow == nil })
+                    fillFaults(sources.filter { $0.isFaultState && !$0.hasPrefetchedRow })
                 }
                 var seen = Set<ObjectIdentifier>()
                 var destinations: [NSManagedObject] = []

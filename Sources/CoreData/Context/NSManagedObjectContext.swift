@@ -566,9 +566,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
             return
         }
-        if object.hasPrefetchedRow, let row = object.committedRow {
-            // The row is already the committed row: fill from it without assigning it again.
-            object.fill(from: row, alreadyCommitted: true)
+        if object.fillFromPrefetchedRow() {
             if !isStoreSide { object.awakeFromFetch() }
             return
         }
@@ -719,6 +717,14 @@ extension NSManagedObject {
         if !toOneValues.isEmpty { toOneValues = [:] }
         if !toManyValues.isEmpty { toManyValues = [:] }
         if !materialisedRelationships.isEmpty { materialisedRelationships = [] }
+    }
+
+    /// Fills a fault from the row a fetch read for it (``prefetchedRow``), which is already its
+    /// committed row, so it is not assigned again; `false` when the fetch left no row.
+    func fillFromPrefetchedRow() -> Bool {
+        guard hasPrefetchedRow, let row = committedRow else { return false }
+        fill(from: row, alreadyCommitted: true)
+        return true
     }
 
     func revertToCommitted() {

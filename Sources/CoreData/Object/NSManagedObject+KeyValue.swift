@@ -25,8 +25,7 @@ extension NSManagedObject {
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             let context = managedObjectContext
             context?.assertOnQueue(touching: self)
-            // fireFaultIfNeeded() with the context already loaded (a weak load costs ~100).
-            if isFaultState, let context { context.fulfillFault(self) }
+            fireFaultIfNeeded(in: context)
             if context?.tracksObservationAccess == true { noteObservedAccess(key) }
             // The type is checked first so that strings and the like pass with no copy of the value.
             if bridged, let type = table.traits[slot].attributeType, Self.bridgesToFoundation(type) {
@@ -550,7 +549,14 @@ extension NSManagedObject {
     }
 
     func fireFaultIfNeeded() {
-        guard isFaultState, let context = managedObjectContext else { return }
+        guard isFaultState else { return }
+        fireFaultIfNeeded(in: managedObjectContext)
+    }
+
+    /// ``fireFaultIfNeeded()`` with the object's context already loaded (each weak load of it
+    /// and its release cost about 100 instructions).
+    func fireFaultIfNeeded(in context: NSManagedObjectContext?) {
+        guard isFaultState, let context else { return }
         context.fulfillFault(self)
     }
 
