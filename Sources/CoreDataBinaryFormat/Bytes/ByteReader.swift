@@ -44,9 +44,19 @@ public struct ByteReader {
 
     private mutating func fixed(_ count: Int, _ what: String) throws(BinaryFormatError) -> UInt64 {
         try need(count, what)
-        var value: UInt64 = 0
-        for index in 0..<count {
-            value |= UInt64(bytes[position + index]) << (8 * UInt64(index))
+        // `need` checked the range, so one unaligned load replaces a bounds check per byte
+        // (every field of every record read passes here).
+        let start = position
+        let value = bytes.withUnsafeBytes { raw -> UInt64 in
+            switch count {
+            case 8: return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+            case 4: return UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+            case 2: return UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
+            default:
+                var value: UInt64 = 0
+                for index in 0..<count { value |= UInt64(raw[start + index]) << (8 * UInt64(index)) }
+                return value
+            }
         }
         position += count
         return value

@@ -66,28 +66,43 @@ extension BinaryStore {
         }
     }
 
-    /// The bytes of the record at `location` and the range of the record in them.
-    /// The page a walk in location order read last, so that a run of records in one page looks
-    /// the page up once.
+    /// The page (or log block) a walk in location order read last, so that a run of records in
+    /// one page looks the page up once.
     struct PageRun {
         var offset = UInt64.max
         var page: DataPage?
+        var logBlock = UInt64.max
+        var logBytes: [UInt8] = []
     }
 
-    /// ``recordBytes(at:)`` for a walk in location order: a record in the same page as the one
-    /// before it reuses that page. Caller holds `rw`.
+    /// ``recordBytes(at:)`` for a walk in location order: a record in the same page (or log
+    /// block) as the one before it reuses that page, without a cache lookup. Caller holds `rw`.
     func recordBytes(at location: UInt64, run: inout PageRun) throws(StoreError) -> ([UInt8], Range<Int>) {
-        guard case .page(let pageOffset, let slot) = RecordLocation(raw: location) else { return try recordBytes(at: location) }
-        if pageOffset != run.offset {
-            run.page = try dataPage(at: pageOffset)
-            run.offset = pageOffset
+        switch RecordLocation(raw: location) {
+        case .page(let pageOffset, let slot):
+            if pageOffset != run.offset {
+                run.page = try dataPage(at: pageOffset)
+                run.offset = pageOffset
+            }
+            guard let page = run.page, let found = page.range(of: slot) else {
+                throw .corrupt(detail: "data file offset \(pageOffset): the index points to slot \(slot) of a page with \(run.page?.count ?? 0) records")
+            }
+            return (page.payload, found)
+        case .log(let offset):
+            let block = offset / UInt64(Self.logBlockSize)
+            if block != run.logBlock {
+                run.logBytes = try logBlock(containing: offset).0
+                run.logBlock = block
+            }
+            if let body = LogEntryCodec.recordBody(in: run.logBytes, entryAt: Int(offset % UInt64(Self.logBlockSize))) {
+                return (run.logBytes, body)
+            }
+            // An entry that crosses the block's end, or a damaged one, which this reports.
+            return try recordBytes(at: location)
         }
-        guard let page = run.page, let found = page.range(of: slot) else {
-            throw .corrupt(detail: "data file offset \(pageOffset): the index points to slot \(slot) of a page with \(run.page?.count ?? 0) records")
-        }
-        return (page.payload, found)
     }
 
+    /// The bytes of the record at `raw` and the range of the record in them.
     func recordBytes(at raw: UInt64) throws(StoreError) -> ([UInt8], Range<Int>) {
         switch RecordLocation(raw: raw) {
         case .page(let offset, let slot):
