@@ -145,4 +145,74 @@ final class ObjectIdentityTests: XCTestCase {
             }
         }
     }
+
+    /// A fetched object is registered by its row's key and makes its ID only when asked for:
+    /// IDs made anywhere else (another context, a URI, another coordinator of the same store)
+    /// find it, the ID it makes equals theirs, and it keeps working after its context lets go.
+    func testAFetchedObjectIsFoundByIDsMadeElsewhere() {
+        forEachStore { kind, container in
+            let writer = container.newBackgroundContext()
+            let savedIDs: [NSManagedObjectID] = try writer.performAndWait {
+                let authors = (0..<50).map { writer.make("Author", ["name": "A\($0)"]) }
+                try writer.save()
+                return authors.map(\.objectID)
+            }
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                let fetched = try reader.all("Author")
+                XCTAssertEqual(fetched.count, 50, "[\(kind)]")
+                let byName = Dictionary(uniqueKeysWithValues: fetched.map { ($0.value(forKey: "name") as? String ?? "", $0) })
+                let coordinator = try XCTUnwrap(reader.persistentStoreCoordinator)
+                for (index, id) in savedIDs.enumerated() {
+                    let object = try XCTUnwrap(byName["A\(index)"], "[\(kind)]")
+                    // Looked up before the object has made its own ID.
+                    XCTAssertTrue(reader.registeredObject(for: id) === object, "[\(kind)] \(id)")
+                    XCTAssertTrue(reader.object(with: id) === object, "[\(kind)]")
+                    let fromURI = try XCTUnwrap(coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation()))
+                    XCTAssertTrue(try reader.existingObject(with: fromURI) === object, "[\(kind)]")
+                    XCTAssertEqual(object.objectID, id, "[\(kind)]")
+                    XCTAssertEqual(object.objectID.hash, id.hash, "[\(kind)]")
+                    XCTAssertTrue(object.objectID === object.objectID, "[\(kind)] one ID once made")
+                    XCTAssertFalse(object.objectID.isTemporaryID, "[\(kind)]")
+                }
+                XCTAssertEqual(reader.registeredObjects.count, 50, "[\(kind)] no second entry for any of them")
+
+                // A change, a save and a delete of an object whose ID nobody asked for.
+                let again = try reader.all("Author")
+                XCTAssertTrue(Set(again.map(ObjectIdentifier.init)) == Set(fetched.map(ObjectIdentifier.init)), "[\(kind)] one object per row")
+                let renamed = try XCTUnwrap(reader.fetch(Self.author(named: "A7")).first)
+                renamed.setValue("Seven", forKey: "name")
+                let removed = try XCTUnwrap(reader.fetch(Self.author(named: "A8")).first)
+                reader.delete(removed)
+                try reader.save()
+                reader.reset()
+                XCTAssertEqual(renamed.objectID, savedIDs[7], "[\(kind)] the ID of an object its context forgot")
+            }
+            try writer.performAndWait {
+                writer.refreshAllObjects()
+                XCTAssertEqual(try writer.existingObject(with: savedIDs[7]).value(forKey: "name") as? String, "Seven", "[\(kind)]")
+                XCTAssertEqual(try writer.all("Author").count, 49, "[\(kind)]")
+            }
+
+            // A second coordinator of the same store: its IDs find this context's objects.
+            guard kind == .binary || kind == .xml, let store = container.persistentStoreCoordinator.persistentStores.first, let url = store.url else { return }
+            let other = NSPersistentStoreCoordinator(managedObjectModel: container.managedObjectModel)
+            try other.addPersistentStore(ofType: store.type, configurationName: nil, at: url, options: nil)
+            defer { for added in other.persistentStores { try? other.remove(added) } }
+            let otherContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            otherContext.persistentStoreCoordinator = other
+            let otherID = try otherContext.performAndWait { try XCTUnwrap(otherContext.fetch(Self.author(named: "A3")).first).objectID }
+            try reader.performAndWait {
+                let object = try XCTUnwrap(reader.fetch(Self.author(named: "A3")).first)
+                XCTAssertTrue(reader.registeredObject(for: otherID) === object, "[\(kind)] an ID of another coordinator")
+                XCTAssertEqual(object.objectID, otherID, "[\(kind)]")
+            }
+        }
+    }
+
+    private static func author(named name: String) -> NSFetchRequest<NSManagedObject> {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Author")
+        request.predicate = NSPredicate(format: "name == %@", name)
+        return request
+    }
 }

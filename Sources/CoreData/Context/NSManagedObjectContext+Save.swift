@@ -530,7 +530,7 @@ extension NSManagedObjectContext {
     }
 
     func registeredObject(forStoreID id: StoreObjectID) -> NSManagedObject? {
-        registered.first { $0.key.storeObjectID == id }?.value
+        registered.values.first { $0.storeLocation?.id == id }
     }
 
     /// `rows`, when given, are the objects' rows as saved (inserts then updates), so they need not be built again.

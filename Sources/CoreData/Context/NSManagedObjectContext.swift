@@ -184,7 +184,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     deinit {
         if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
         if let undoCheckpointObserver { NotificationCenter.default.removeObserver(undoCheckpointObserver) }
-        noteUnregistered(Array(registered.keys))
+        noteUnregistered(registered.listeningKeys)
         // The objects hold the registry's table (to leave it in their deinit): a retaining
         // registry would hold them in a cycle if it were not emptied here.
         registered.removeAll()
@@ -390,7 +390,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // An object with no ID yet is registered when its ID is made (NSManagedObject.objectID):
         // until then no ID can look it up, and most inserted objects are saved without one,
         // so that they never make a temporary ID nor register twice.
-        if let id = object.storedID { registered[id] = object }
+        if object.storedID != nil || object.fetchedStore != nil { registered[object.objectID] = object }
         pendingInserted[ObjectIdentifier(object)] = object
         object.awakeFromInsert()
         noteObjectsChanged(inserted: [object])
@@ -505,6 +505,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if observed, registered.holdsReleased(objectID) { noteUnregistered([objectID]) }
         registered[objectID] = object
         if reportingReleases { reportReleasesIfMany() }
+        fill(object, row: row)
+        if observed, let store = objectID.persistentStore { store.contextDidRegister([objectID]) }
+        return object
+    }
+
+    /// ``makeObject(for:row:reportingReleases:objectClass:)`` for a fetched row of a store that
+    /// does not listen to registrations, registered under `key` with no ID object made.
+    func makeObject(fetched entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64, key: RegisteredObjects.IDKey, row: StoreRow?, objectClass: NSManagedObject.Type) -> NSManagedObject {
+        let object = objectClass.init(entity: entity, insertInto: nil)
+        object.setFetchedIdentity(store: store, primaryKey: primaryKey)
+        object.managedObjectContext = self
+        registered.register(object, key: key)
+        fill(object, row: row)
+        return object
+    }
+
+    /// Fills a new object from its row, or makes it a fault when there is none.
+    private func fill(_ object: NSManagedObject, row: StoreRow?) {
         if let row {
             // Filling replaces the defaults the initializer left pending.
             object.fill(from: row)
@@ -513,8 +531,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.attributeValues.removeAll()
             object.isFaultState = true
         }
-        if observed, let store = objectID.persistentStore { store.contextDidRegister([objectID]) }
-        return object
     }
 
     /// Tells the stores that listen to registrations of the objects released since the last
@@ -570,7 +586,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if !isStoreSide { object.awakeFromFetch() }
             return
         }
-        guard let storeID = object.objectID.storeObjectID, let store = object.objectID.persistentStore,
+        guard let (store, storeID) = object.storeLocation,
               let row = try? readEngine(for: store).row(for: storeID)
         else {
             guard shouldDeleteInaccessibleFaults else {
@@ -597,7 +613,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         advanceQueryGeneration()
         // Inserted objects whose ID nobody asked for are in no registry entry.
         let forgotten = registered.values + pendingInserted.values.filter { $0.storedID == nil }
-        noteUnregistered(Array(registered.keys))
+        noteUnregistered(registered.listeningKeys)
         for object in forgotten { object.managedObjectContext = nil }
         registered.removeAll()
         pendingInserted = [:]
@@ -714,9 +730,11 @@ extension NSManagedObject {
         if !changedOtherKeys.isEmpty { changedOtherKeys = [] }
         // Values convert from the row slot by slot when first read (AttributeSlots).
         attributeValues.load(from: row)
-        if !toOneValues.isEmpty { toOneValues = [:] }
-        if !toManyValues.isEmpty { toManyValues = [:] }
-        if !materialisedRelationships.isEmpty { materialisedRelationships = [] }
+        if hasRelationshipState {
+            if !toOneValues.isEmpty { toOneValues = [:] }
+            if !toManyValues.isEmpty { toManyValues = [:] }
+            if !materialisedRelationships.isEmpty { materialisedRelationships = [] }
+        }
     }
 
     /// Fills a fault from the row a fetch read for it (``prefetchedRow``), which is already its

@@ -3,10 +3,11 @@ import Synchronization
 
 /// A context's objects by ID (what Apple calls its registered objects).
 ///
-/// A dictionary keyed by `NSManagedObjectID` itself compares keys through `isEqual(_:)`, which
-/// casts its `Any?` argument back to an ID; a lookup compares against every occupied slot it
-/// probes, so those casts were most of what registering an object cost. The keys here compare
-/// by identity first, then by the ID's key, with the same meaning as `isEqual(_:)`.
+/// Keys are values, not `NSManagedObjectID`s (``IDKey``): the entity, the primary key (or the
+/// temporary number) and the store identifier's number, with the same meaning as `isEqual(_:)`
+/// on IDs. A fetched object is registered and found by its row's key without an ID object,
+/// which is made only when someone asks for it (``NSManagedObject/objectID``): an ID cost an
+/// allocation, some 700 instructions and 96 bytes per fetched object.
 ///
 /// Unless ``retainsObjects`` is set (Apple's `retainsRegisteredObjects`), an entry holds its
 /// object unretained: the context keeps objects with pending changes alive through its pending
@@ -29,20 +30,42 @@ struct RegisteredObjects {
     typealias Value = NSManagedObject
 
     struct IDKey: Hashable {
-        let id: NSManagedObjectID
+        /// The entity, by identity (as `NSManagedObjectID.hash` mixes it).
+        let entity: ObjectIdentifier
+        /// The primary key's bits, or the temporary ID's number.
+        let number: UInt64
+        /// The store identifier's number (``StoreIdentifierNumbers``); 0 for a temporary ID.
+        let store: UInt32
 
-        static func == (lhs: IDKey, rhs: IDKey) -> Bool { lhs.id === rhs.id || lhs.id.key == rhs.id.key }
+        /// The key of a permanent ID of `entity` in the store whose identifier has number `store`.
+        init(entity: NSEntityDescription, primaryKey: Int64, store: UInt32) {
+            self.entity = ObjectIdentifier(entity)
+            self.number = UInt64(bitPattern: primaryKey)
+            self.store = store
+        }
 
-        func hash(into hasher: inout Hasher) { hasher.combine(id.hash) }
+        /// The key of a temporary ID.
+        init(entity: NSEntityDescription, temporary number: UInt64) {
+            self.entity = ObjectIdentifier(entity)
+            self.number = number
+            self.store = 0
+        }
 
-        /// What the table's dictionary hashes by: the ID's hash (already mixed) with the
-        /// dictionary's per-instance seed, through a 64-bit finaliser (MurmurHash3's fmix64)
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(number)
+            hasher.combine(entity)
+        }
+
+        /// What the table's dictionary hashes by: the number and the entity, mixed as
+        /// `NSManagedObjectID.hash` mixes them (the store is left out for the same reason), with
+        /// the dictionary's per-instance seed, through a 64-bit finaliser (MurmurHash3's fmix64)
         /// instead of a `Hasher`. Every registration, lookup and release hashes a key; the
         /// `Hasher` was some 160 instructions of each. The seed still varies by table and
         /// process, and the finaliser spreads every bit of the key into the bucket bits, so keys
         /// from a crafted file do not pile into one bucket.
         func _rawHashValue(seed: Int) -> Int {
-            var x = UInt64(bitPattern: Int64(id.hash)) ^ UInt64(bitPattern: Int64(seed))
+            let mixed = (number &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(UInt(bitPattern: entity))
+            var x = mixed ^ UInt64(bitPattern: Int64(seed))
             x ^= x >> 33
             x &*= 0xFF51_AFD7_ED55_8CCD
             x ^= x >> 33
@@ -53,10 +76,10 @@ struct RegisteredObjects {
     }
 
     /// Where an object is registered: the table and its key there. The object keeps it so that
-    /// its `deinit` removes its own entry (``Table/objectDidDeinit(_:key:)``).
+    /// its `deinit` removes its own entry (``Table/objectDidDeinit(_:key:listeningID:)``).
     struct Membership {
         let table: Table
-        let key: NSManagedObjectID
+        let key: IDKey
     }
 
     /// One registered object: unretained, or holding one strong reference (+1) of its own when
@@ -99,28 +122,29 @@ struct RegisteredObjects {
         // instructions an access) are left out.
         @exclusivity(unchecked) private var entries: [IDKey: Entry] = [:]
         /// IDs of released objects whose store listens to registrations, not yet reported.
-        @exclusivity(unchecked) private var released: Set<IDKey> = []
+        /// (Objects of such stores are always given their ID when made.)
+        @exclusivity(unchecked) private var released: [IDKey: NSManagedObjectID] = [:]
         @exclusivity(unchecked) private var retains = false
 
         /// Called from the object's `deinit` (its strong count is zero): removes its entry if the
         /// entry is still this object's, and notes the release for a store that listens.
-        func objectDidDeinit(_ object: UnsafeMutableRawPointer, key: NSManagedObjectID) {
-            let listens = key.storeObservesRegistrations
+        /// `listeningID` is the object's ID when its store listens to registrations.
+        func objectDidDeinit(_ object: UnsafeMutableRawPointer, key: IDKey, listeningID: NSManagedObjectID?) {
             lock.withLock { _ in
-                guard let index = entries.index(forKey: IDKey(id: key)), entries.values[index].object.toOpaque() == object else { return }
+                guard let index = entries.index(forKey: key), entries.values[index].object.toOpaque() == object else { return }
                 entries.remove(at: index)
-                if listens { released.insert(IDKey(id: key)) }
+                if let listeningID { released[key] = listeningID }
             }
         }
 
         /// Removes `object`'s entry under `key` if it is still there, as when it is registered
         /// in another table: one table names an object at a time, or the other's entry would
         /// outlive the object (its deinit removes only the entry its membership names).
-        func removeEntry(of object: NSManagedObject, key: NSManagedObjectID) {
+        func removeEntry(of object: NSManagedObject, key: IDKey) {
             let pointer = Unmanaged.passUnretained(object).toOpaque()
             var dropped: Unmanaged<NSManagedObject>?
             lock.withLock { _ in
-                guard let index = entries.index(forKey: IDKey(id: key)), entries.values[index].object.toOpaque() == pointer else { return }
+                guard let index = entries.index(forKey: key), entries.values[index].object.toOpaque() == pointer else { return }
                 dropped = entries.remove(at: index).value.heldReference
             }
             dropped?.release()
@@ -132,52 +156,53 @@ struct RegisteredObjects {
             return coredata_swift_try_retain(entry.object.toOpaque()) ? entry.object : nil
         }
 
-        func object(for id: NSManagedObjectID) -> NSManagedObject? {
+        /// The live object under `key`; `listeningID` is the key's ID when its store listens to
+        /// registrations (a release found here is noted under it).
+        func object(for key: IDKey, listeningID: NSManagedObjectID?) -> NSManagedObject? {
             let found = lock.withLock { _ -> Unmanaged<NSManagedObject>? in
-                let key = IDKey(id: id)
                 guard let index = entries.index(forKey: key) else { return nil }
                 if let object = Self.retainedObject(entries.values[index]) { return object }
                 // Its deinit has begun on another thread and waits for the lock: the entry goes
                 // now, with the release noted, so that registering the ID again before that
                 // deinit runs cannot lose the release (the deinit then finds no entry of its own).
                 entries.remove(at: index)
-                if id.storeObservesRegistrations { released.insert(key) }
+                if let listeningID { released[key] = listeningID }
                 return nil
             }
             return found?.takeRetainedValue()
         }
 
-        /// Registers `object` under `id`, removing the entry of the ID it was registered under
+        /// Registers `object` under `key`, removing the entry of the key it was registered under
         /// before (an object has one entry).
-        func set(_ object: NSManagedObject, for id: NSManagedObjectID) {
+        func set(_ object: NSManagedObject, for key: IDKey) {
             let pointer = Unmanaged.passUnretained(object)
             if let other = object.registration, other.table !== self {
                 // Registered in another context's table (obtainPermanentIDs or undo with an object
                 // of another context): leave it first, under its own lock, not ours.
                 other.table.removeEntry(of: object, key: other.key)
             }
-            let previousKey = object.registration.flatMap { $0.table === self && $0.key !== id ? $0.key : nil }
+            let previousKey = object.registration.flatMap { $0.table === self && $0.key != key ? $0.key : nil }
             var dropped: [Unmanaged<NSManagedObject>] = []
             lock.withLock { _ in
                 // One entry per object: an object registered again under a new ID leaves the old
                 // one, or its deinit (which removes the entry under its current key) would leave
                 // an entry pointing at freed memory.
-                if let previousKey, let index = entries.index(forKey: IDKey(id: previousKey)), entries.values[index].object.toOpaque() == pointer.toOpaque() {
+                if let previousKey, let index = entries.index(forKey: previousKey), entries.values[index].object.toOpaque() == pointer.toOpaque() {
                     if let held = entries.remove(at: index).value.heldReference { dropped.append(held) }
                 }
-                forgetRelease(of: id)
-                let old = entries.updateValue(retains ? Entry(owning: pointer.retain()) : Entry(unretained: pointer), forKey: IDKey(id: id))
+                forgetRelease(of: key)
+                let old = entries.updateValue(retains ? Entry(owning: pointer.retain()) : Entry(unretained: pointer), forKey: key)
                 if let held = old?.heldReference { dropped.append(held) }
             }
-            object.registration = Membership(table: self, key: id)
+            object.registration = Membership(table: self, key: key)
             for object in dropped { object.release() }
         }
 
-        /// Removes `id`'s entry.
-        func remove(_ id: NSManagedObjectID) {
+        /// Removes `key`'s entry.
+        func remove(_ key: IDKey) {
             let dropped = lock.withLock { _ -> Unmanaged<NSManagedObject>? in
-                forgetRelease(of: id)
-                guard let entry = entries.removeValue(forKey: IDKey(id: id)) else { return nil }
+                forgetRelease(of: key)
+                guard let entry = entries.removeValue(forKey: key) else { return nil }
                 return entry.heldReference
             }
             dropped?.release()
@@ -186,12 +211,12 @@ struct RegisteredObjects {
         /// A released object's ID stands for its entry until reported: registering the ID
         /// again or removing it takes its place (the caller reports it, as ``holdsReleased(_:)``
         /// tells it to), so the store never hears of one release twice. Called under the lock.
-        private func forgetRelease(of id: NSManagedObjectID) {
-            if !released.isEmpty { released.remove(IDKey(id: id)) }
+        private func forgetRelease(of key: IDKey) {
+            if !released.isEmpty { released[key] = nil }
         }
 
-        func holdsReleased(_ id: NSManagedObjectID) -> Bool {
-            lock.withLock { _ in released.contains(IDKey(id: id)) }
+        func holdsReleased(_ key: IDKey) -> Bool {
+            lock.withLock { _ in released[key] != nil }
         }
 
         var count: Int { lock.withLock { _ in entries.count } }
@@ -200,18 +225,26 @@ struct RegisteredObjects {
 
         func reserveCapacity(_ capacity: Int) { lock.withLock { _ in entries.reserveCapacity(capacity) } }
 
-        /// Every entry's ID, then the released IDs not yet reported.
-        var keys: [NSManagedObjectID] {
-            lock.withLock { _ in entries.keys.map(\.id) + released.map(\.id) }
+        /// The IDs of the entries whose store listens to registrations, then the released IDs
+        /// not yet reported. (The ID of such an object is made with it; reading it here is safe
+        /// for an object whose deinit waits for the lock, as its memory outlives its entry.)
+        var listeningKeys: [NSManagedObjectID] {
+            lock.withLock { _ in
+                var ids: [NSManagedObjectID] = []
+                for entry in entries.values {
+                    if let id = entry.object._withUnsafeGuaranteedRef({ $0.storedID }), id.storeObservesRegistrations { ids.append(id) }
+                }
+                return ids + released.values
+            }
         }
 
-        /// The live objects with their IDs, each retained (+1) for the caller.
-        func liveObjects() -> [(NSManagedObjectID, Unmanaged<NSManagedObject>)] {
+        /// The live objects, each retained (+1) for the caller.
+        func liveObjects() -> [Unmanaged<NSManagedObject>] {
             lock.withLock { _ in
-                var result: [(NSManagedObjectID, Unmanaged<NSManagedObject>)] = []
+                var result: [Unmanaged<NSManagedObject>] = []
                 result.reserveCapacity(entries.count)
-                for (key, entry) in entries {
-                    if let object = Self.retainedObject(entry) { result.append((key.id, object)) }
+                for entry in entries.values {
+                    if let object = Self.retainedObject(entry) { result.append(object) }
                 }
                 return result
             }
@@ -222,15 +255,15 @@ struct RegisteredObjects {
             lock.withLock { _ in
                 let held = entries.values.compactMap(\.heldReference)
                 entries = [:]
-                released = []
+                released = [:]
                 return held
             }
         }
 
         func takeReleased() -> [NSManagedObjectID] {
             lock.withLock { _ in
-                let ids = released.map(\.id)
-                released = []
+                let ids = Array(released.values)
+                released = [:]
                 return ids
             }
         }
@@ -269,15 +302,24 @@ struct RegisteredObjects {
     var retainsObjects: Bool { table.retainsObjects }
 
     subscript(id: NSManagedObjectID) -> NSManagedObject? {
-        get { table.object(for: id) }
+        get { table.object(for: id.registryKey, listeningID: id.storeObservesRegistrations ? id : nil) }
         nonmutating set {
-            if let newValue { table.set(newValue, for: id) } else { table.remove(id) }
+            if let newValue { table.set(newValue, for: id.registryKey) } else { table.remove(id.registryKey) }
         }
     }
 
+    /// The object under a fetched row's key, for a store that does not listen to registrations
+    /// (one that does is asked through its objects' IDs).
+    subscript(key key: IDKey) -> NSManagedObject? {
+        table.object(for: key, listeningID: nil)
+    }
+
+    /// Registers `object` under its own key (``NSManagedObject/registryKey``).
+    func register(_ object: NSManagedObject, key: IDKey) { table.set(object, for: key) }
+
     /// Whether `id`'s object was released and its store has not heard of it yet
     /// (``removeReleased()``).
-    func holdsReleased(_ id: NSManagedObjectID) -> Bool { table.holdsReleased(id) }
+    func holdsReleased(_ id: NSManagedObjectID) -> Bool { table.holdsReleased(id.registryKey) }
 
     /// The number of entries (live objects, and objects whose `deinit` is running).
     var count: Int { table.count }
@@ -285,19 +327,13 @@ struct RegisteredObjects {
     /// Makes room for `capacity` objects, so a large fetch does not rehash as it registers.
     func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
 
-    /// The IDs of every entry and of the released objects not yet reported (so that a context
-    /// letting go of all of them reports each ID once), in no particular order.
-    var keys: [NSManagedObjectID] { table.keys }
+    /// The IDs of the entries and released objects a listening store has to hear of when the
+    /// context lets go of all of them (so that it hears of each ID once), in no particular order.
+    /// Objects of other stores are left out: their IDs may not even have been made.
+    var listeningKeys: [NSManagedObjectID] { table.listeningKeys }
 
     /// The objects still alive, in no particular order.
-    var values: [NSManagedObject] { table.liveObjects().map { $0.1.takeRetainedValue() } }
-
-    /// The first ID and live object that satisfy `predicate`, in no particular order.
-    func first(where predicate: ((key: NSManagedObjectID, value: NSManagedObject)) throws -> Bool) rethrows -> (key: NSManagedObjectID, value: NSManagedObject)? {
-        // Taken out of the table first: the predicate may use the context.
-        let live = table.liveObjects().map { (key: $0.0, value: $0.1.takeRetainedValue()) }
-        return try live.first(where: predicate)
-    }
+    var values: [NSManagedObject] { table.liveObjects().map { $0.takeRetainedValue() } }
 
     /// Forgets every entry; keeps ``retainsObjects``.
     func removeAll() {

@@ -24,22 +24,73 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// its permanent ID at once and never needs one, and an object inserted and saved without
     /// anyone asking for its ID gets only the permanent one. An inserted object joins its
     /// context's registry when its temporary ID is made (only that ID can find it there).
+    ///
+    /// An object made for a fetched row keeps only its store and primary key (``fetchedStore``)
+    /// until its ID is asked for: the context finds it by its registry key
+    /// (``RegisteredObjects/IDKey``), so most fetched objects never need the ID object.
     public internal(set) var objectID: NSManagedObjectID {
         get {
-            if let storedID { return storedID }
-            let made = NSManagedObjectID(temporaryFor: entity)
-            storedID = made
-            if lifecycle.isInserted, let context = managedObjectContext { context.registered[made] = self }
-            return made
+            switch identity {
+            case .id(let id): return id
+            case .fetched(let store):
+                let made = NSManagedObjectID(entity: entity, store: store, storeID: StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey))
+                identity = .id(made)
+                return made
+            case .none:
+                let made = NSManagedObjectID(temporaryFor: entity)
+                identity = .id(made)
+                if lifecycle.isInserted, let context = managedObjectContext { context.registered[made] = self }
+                return made
+            }
         }
-        set { storedID = newValue }
+        set { identity = .id(newValue) }
     }
 
-    /// The ID once made (``objectID``); `nil` for an object whose temporary ID nobody asked for.
-    @exclusivity(unchecked) private(set) var storedID: NSManagedObjectID?
+    /// What names the object: its ID once made; for a fetched object whose ID nobody asked
+    /// for, its store (and ``fetchedKey``); nothing for an inserted object whose temporary ID
+    /// nobody asked for. One field for both, so that neither costs a fetched object a word.
+    enum Identity {
+        case none
+        case id(NSManagedObjectID)
+        case fetched(NSPersistentStore)
+    }
+
+    @exclusivity(unchecked) private var identity = Identity.none
+    /// A fetched object's primary key in its store, while ``identity`` is `.fetched`.
+    @exclusivity(unchecked) private var fetchedKey: Int64 = 0
+
+    /// The ID once made (``objectID``); `nil` while none was asked for.
+    var storedID: NSManagedObjectID? {
+        if case .id(let id) = identity { return id }
+        return nil
+    }
+
+    /// The store of a fetched object whose ID nobody asked for.
+    var fetchedStore: NSPersistentStore? {
+        if case .fetched(let store) = identity { return store }
+        return nil
+    }
+
+    /// Gives a fetched object its identity without an ID object (see ``objectID``).
+    func setFetchedIdentity(store: NSPersistentStore, primaryKey: Int64) {
+        identity = .fetched(store)
+        fetchedKey = primaryKey
+    }
 
     /// Whether the object has no permanent ID yet, without making a temporary one.
-    var hasTemporaryID: Bool { storedID?.isTemporaryID ?? true }
+    var hasTemporaryID: Bool { storedID?.isTemporaryID ?? (fetchedStore == nil) }
+
+    /// The object's store and its ID there, without making an ``objectID``; `nil` while the
+    /// object has no permanent ID.
+    var storeLocation: (store: NSPersistentStore, id: StoreObjectID)? {
+        switch identity {
+        case .fetched(let store): return (store, StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey))
+        case .id(let objectID):
+            guard let id = objectID.storeObjectID, let store = objectID.persistentStore else { return nil }
+            return (store, id)
+        case .none: return nil
+        }
+    }
 
     /// The context the object lives in; `nil` once the context is gone or the object was
     /// removed from it.
@@ -56,14 +107,63 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 
     /// Current attribute values by slot of the entity's layout, filled lazily from the row.
     @exclusivity(unchecked) var attributeValues: AttributeSlots
+    // The flags come right after the slots: a class lays out its fields in the order written,
+    // and here they fill the slots' tail padding instead of padding words of their own (16
+    // bytes of every object).
+    /// Whether the values still have to be read from the store.
+    @exclusivity(unchecked) var isFaultState = false
+    /// Whether ``committedRow`` is a row a fetch read for this fault (``prefetchedRow``).
+    @exclusivity(unchecked) var hasPrefetchedRow = false
+    /// Set while the context inserts, deletes or saves the object.
+    @exclusivity(unchecked) var lifecycle = Lifecycle()
     /// Current to-one destinations by relationship name, once materialised.
-    @exclusivity(unchecked) var toOneValues: [String: NSManagedObject] = [:]
+    var toOneValues: [String: NSManagedObject] {
+        get { relationships?.toOne ?? [:] }
+        _modify { yield &relationshipState.toOne }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.toOne = newValue } }
+    }
     /// Current to-many destinations by relationship name, in order, without duplicates.
-    @exclusivity(unchecked) var toManyValues: [String: [NSManagedObject]] = [:] {
-        didSet { if !orderedSetProxies.isEmpty { updateOrderedSetProxies() } }
+    var toManyValues: [String: [NSManagedObject]] {
+        get { relationships?.toMany ?? [:] }
+        _modify {
+            yield &relationshipState.toMany
+            if !orderedSetProxies.isEmpty { updateOrderedSetProxies() }
+        }
+        set {
+            guard relationships != nil || !newValue.isEmpty else { return }
+            relationshipState.toMany = newValue
+            if !orderedSetProxies.isEmpty { updateOrderedSetProxies() }
+        }
     }
     /// Relationships whose destinations have been turned from IDs into objects.
-    @exclusivity(unchecked) var materialisedRelationships: Set<String> = []
+    var materialisedRelationships: Set<String> {
+        get { relationships?.materialised ?? [] }
+        _modify { yield &relationshipState.materialised }
+        set { if relationships != nil || !newValue.isEmpty { relationshipState.materialised = newValue } }
+    }
+    /// The three above, in a box made when a relationship is first materialised or set: an
+    /// object whose relationships are never touched (most fetched objects) carries one empty
+    /// word instead of three.
+    @exclusivity(unchecked) private var relationships: RelationshipState?
+
+    /// Whether any relationship was ever materialised or set (``relationships``): when not,
+    /// the three collections above are empty without being read.
+    var hasRelationshipState: Bool { relationships != nil }
+
+    private var relationshipState: RelationshipState {
+        if let relationships { return relationships }
+        let made = RelationshipState()
+        relationships = made
+        return made
+    }
+
+    /// See ``relationships``.
+    final class RelationshipState {
+        // Unchecked, as the object's own state: touched only on the context's queue.
+        @exclusivity(unchecked) var toOne: [String: NSManagedObject] = [:]
+        @exclusivity(unchecked) var toMany: [String: [NSManagedObject]] = [:]
+        @exclusivity(unchecked) var materialised: Set<String> = []
+    }
     /// The row as last read from or saved to the store; `nil` for an unsaved object.
     @exclusivity(unchecked) var committedRow: StoreRow?
     /// Attribute slots (below 64) changed since the last save or fetch, one bit each: setting an
@@ -91,10 +191,6 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 
     /// Whether any key changed since the last save or fetch, without building the set.
     var hasChangedKeys: Bool { changedSlots != 0 || !changedOtherKeys.isEmpty }
-    /// Whether the values still have to be read from the store.
-    @exclusivity(unchecked) var isFaultState = false
-    /// Whether ``committedRow`` is a row a fetch read for this fault (``prefetchedRow``).
-    @exclusivity(unchecked) var hasPrefetchedRow = false
     /// The row a fetch already read for this fault, so that firing it needs no store read.
     ///
     /// Kept as the committed row, not beside it: a fetch's row is the store's state of the
@@ -114,8 +210,6 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// The batch of a `fetchBatchSize` fetch this fault belongs to: firing it reads the rows of
     /// the whole batch at once.
     @exclusivity(unchecked) var faultBatch: FaultBatch?
-    /// Set while the context inserts, deletes or saves the object.
-    @exclusivity(unchecked) var lifecycle = Lifecycle()
     /// The object's observers (key-value observing, block observations, the Observation
     /// registrar); `nil` until something observes it, so that a change costs one check.
     @exclusivity(unchecked) var observation: ObjectObservation?
@@ -189,7 +283,8 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     deinit {
         // The registry's entry points at this object without retaining it: gone with it.
         if let registration {
-            registration.table.objectDidDeinit(Unmanaged.passUnretained(self).toOpaque(), key: registration.key)
+            let listeningID = storedID.flatMap { $0.storeObservesRegistrations ? $0 : nil }
+            registration.table.objectDidDeinit(Unmanaged.passUnretained(self).toOpaque(), key: registration.key, listeningID: listeningID)
         }
     }
 

@@ -29,12 +29,16 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
     /// registration and release check it: reading it through the weak ``persistentStore``
     /// cost a weak load and a release per object.
     let storeObservesRegistrations: Bool
+    /// The number of the store's identifier (``StoreIdentifierNumbers``) as the ID was made;
+    /// 0 for a temporary ID. Part of ``registryKey``.
+    let storeNumber: UInt32
 
     init(entity: NSEntityDescription, store: NSPersistentStore, storeID: StoreObjectID) {
         self.entity = entity
         self.persistentStore = store
         self.key = .permanent(storeIdentifier: store.identifier, storeID)
         self.storeObservesRegistrations = store.observesRegistrations
+        self.storeNumber = store.identifierNumber
         super.init()
     }
 
@@ -42,7 +46,17 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
         self.entity = entity
         self.key = .temporary(TemporaryIDs.next())
         self.storeObservesRegistrations = false
+        self.storeNumber = 0
         super.init()
+    }
+
+    /// The ID's key in a context's registry: equal for IDs `isEqual(_:)` calls equal within
+    /// one model (the registry, like ``hash``, tells entities apart by identity).
+    var registryKey: RegisteredObjects.IDKey {
+        switch key {
+        case .permanent(_, let id): return RegisteredObjects.IDKey(entity: entity, primaryKey: id.primaryKey, store: storeNumber)
+        case .temporary(let number): return RegisteredObjects.IDKey(entity: entity, temporary: number)
+        }
     }
 
     /// Whether the object has not been saved yet.

@@ -26,7 +26,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     ///
     /// Apple lets subclasses set it; here the coordinator sets it from the metadata when the store
     /// is added, because object IDs and their URIs carry it.
-    public internal(set) var identifier: String
+    public internal(set) var identifier: String {
+        didSet { identifierNumber = StoreIdentifierNumbers.number(for: identifier) }
+    }
+    /// ``identifier``'s number (``StoreIdentifierNumbers``), part of every registry key of the
+    /// store's objects.
+    private(set) var identifierNumber: UInt32
     /// The coordinator the store belongs to.
     public internal(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
     /// Whether saves to the store are refused.
@@ -46,6 +51,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.options = options
         self.engine = engine
         self.identifier = identifier
+        self.identifierNumber = StoreIdentifierNumbers.number(for: identifier)
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         super.init()
     }
@@ -63,7 +69,9 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.configurationName = name ?? Self.defaultConfigurationName
         self.options = options
         self.engine = UnsupportedStoreEngine(className: String(describing: Self.self))
-        self.identifier = UUID().uuidString
+        let identifier = UUID().uuidString
+        self.identifier = identifier
+        self.identifierNumber = StoreIdentifierNumbers.number(for: identifier)
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         self.persistentStoreCoordinator = root
         super.init()
