@@ -25,9 +25,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// anyone asking for its ID gets only the permanent one. An inserted object joins its
     /// context's registry when its temporary ID is made (only that ID can find it there).
     ///
-    /// An object made for a fetched row keeps only its store and primary key (``fetchedStore``)
-    /// until its ID is asked for: the context finds it by its registry key
-    /// (``RegisteredObjects/IDKey``), so most fetched objects never need the ID object.
+    /// An object made for a fetched row keeps only its store and primary key until its ID is
+    /// asked for: the context finds it by the same values, so most fetched objects never need
+    /// the ID object. The ID made then is equal to any other ID of the object.
     public internal(set) var objectID: NSManagedObjectID {
         get {
             switch identity {
