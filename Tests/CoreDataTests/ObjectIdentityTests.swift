@@ -1,5 +1,6 @@
 import CoreData
 import Foundation
+import Synchronization
 import XCTest
 
 /// Equality and hashing of managed objects and their IDs, and the row a refetched fault keeps,
@@ -208,6 +209,59 @@ final class ObjectIdentityTests: XCTestCase {
                 XCTAssertEqual(object.objectID, otherID, "[\(kind)]")
             }
         }
+    }
+
+    /// A fetched object makes its ID once, whichever threads ask at the same time (Apple lets
+    /// any thread read an object's ID), and does not keep its store alive: after the store is
+    /// removed and released, the ID it makes names the store it came from, with no store.
+    func testAFetchedObjectsIDIsMadeOnceAndHoldsItsStoreWeakly() throws {
+        let container = try StoreKind.inMemory.makeContainer()
+        let context = container.newBackgroundContext()
+        let (objects, savedIDs) = try context.performAndWait { () -> ([NSManagedObject], [NSManagedObjectID]) in
+            let authors = (0..<200).map { context.make("Author", ["name": "A\($0)"]) }
+            try context.save()
+            let ids = authors.map(\.objectID)
+            context.reset()
+            return (try context.all("Author"), ids)
+        }
+        // Eight threads ask for every object's ID at once (objects are not Sendable; their
+        // IDs are what this reads across threads).
+        let seen = Mutex<[[ObjectIdentifier]]>(Array(repeating: [], count: 8))
+        nonisolated(unsafe) let shared = objects
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            let ids = shared.map { ObjectIdentifier($0.objectID) }
+            seen.withLock { $0[thread] = ids }
+        }
+        let all = seen.withLock { $0 }
+        for thread in 1..<8 { XCTAssertEqual(all[thread], all[0], "one ID instance per object, whichever thread made it") }
+        XCTAssertEqual(Set(objects.map(\.objectID)), Set(savedIDs))
+
+        // Objects fetched and never asked for their ID, whose store then goes.
+        weak var weakStore: NSPersistentStore?
+        let (late, lateStoreIdentifier) = try Self.fetchFromARemovedStore { weakStore = $0 }
+        XCTAssertNil(weakStore, "a fetched object does not keep its removed store alive")
+        let lateID = try XCTUnwrap(late.first).objectID
+        XCTAssertFalse(lateID.isTemporaryID)
+        XCTAssertNil(lateID.persistentStore)
+        XCTAssertEqual(lateID.uriRepresentation().host, lateStoreIdentifier, "\(lateID)")
+    }
+
+    /// Fetches one author from a fresh in-memory store, then removes the store and lets go of
+    /// the container; `store` sees the store before it goes.
+    private static func fetchFromARemovedStore(_ store: (NSPersistentStore) -> Void) throws -> ([NSManagedObject], String) {
+        let container = try StoreKind.inMemory.makeContainer()
+        let context = container.newBackgroundContext()
+        let fetched = try context.performAndWait { () -> [NSManagedObject] in
+            context.make("Author", ["name": "Late"])
+            try context.save()
+            context.reset()
+            return try context.all("Author")
+        }
+        let added = try XCTUnwrap(container.persistentStoreCoordinator.persistentStores.first)
+        store(added)
+        let identifier = added.identifier
+        try container.persistentStoreCoordinator.remove(added)
+        return (fetched, identifier)
     }
 
     private static func author(named name: String) -> NSFetchRequest<NSManagedObject> {

@@ -47,7 +47,7 @@ extension NSManagedObjectContext {
                 object.awakeFromFetch()
                 continue
             }
-            guard let id = object.objectID.storeObjectID, let store = object.objectID.persistentStore else { continue }
+            guard let (store, id) = object.storeLocation else { continue }
             byStore[ObjectIdentifier(store), default: (store, [:])].objects[id] = object
         }
         for (_, group) in byStore {

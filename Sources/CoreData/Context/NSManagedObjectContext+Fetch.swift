@@ -363,8 +363,7 @@ extension NSManagedObjectContext {
         guard let entity = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName[id.entityName] else {
             throw unknownEntity(id, store: store)
         }
-        let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
-        return registered[objectID] ?? makeObject(for: objectID, row: nil)
+        return registeredOrFault(entity: entity, store: store, id: id)
     }
 
     /// Fills the faults among `objects` (all of `store`) with their rows, read in one
@@ -378,7 +377,7 @@ extension NSManagedObjectContext {
         for object in objects where object.isFaultState {
             if object.fillFromPrefetchedRow() {
                 if !isStoreSide { object.awakeFromFetch() }
-            } else if let id = object.objectID.storeObjectID, faults.updateValue(object, forKey: id) == nil {
+            } else if let id = object.storeLocation?.id, faults.updateValue(object, forKey: id) == nil {
                 ids.append(id)
             }
         }

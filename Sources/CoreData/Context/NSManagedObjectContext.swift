@@ -390,7 +390,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // An object with no ID yet is registered when its ID is made (NSManagedObject.objectID):
         // until then no ID can look it up, and most inserted objects are saved without one,
         // so that they never make a temporary ID nor register twice.
-        if object.storedID != nil || object.fetchedStore != nil { registered[object.objectID] = object }
+        if object.storedID != nil || object.hasFetchedIdentity { registered[object.objectID] = object }
         pendingInserted[ObjectIdentifier(object)] = object
         object.awakeFromInsert()
         noteObjectsChanged(inserted: [object])
@@ -484,8 +484,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
               let entity = coordinator.managedObjectModel.entitiesByName[id.entityName],
               let store = coordinator.store(for: entity)
         else { return nil }
-        let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
-        return registered[objectID] ?? makeObject(for: objectID, row: nil)
+        return registeredOrFault(entity: entity, store: store, id: id)
+    }
+
+    /// The registered object of a store row, or a new fault for it, found by its registry key:
+    /// no `NSManagedObjectID` is made unless the store listens to registrations (it is told
+    /// of IDs).
+    func registeredOrFault(entity: NSEntityDescription, store: NSPersistentStore, id: StoreObjectID) -> NSManagedObject {
+        if store.observesRegistrations {
+            let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
+            return registered[objectID] ?? makeObject(for: objectID, row: nil)
+        }
+        let key = RegisteredObjects.IDKey(entity: entity, primaryKey: id.primaryKey, store: store.identifierNumber)
+        if let existing = registered[key: key] { return existing }
+        return makeObject(fetched: entity, store: store, primaryKey: id.primaryKey, key: key, row: nil, objectClass: EntityClassRegistry.objectClass(for: entity))
     }
 
     /// Registers an object for an ID: filled from `row`, or a fault when `row` is `nil`.
@@ -765,7 +777,7 @@ extension NSManagedObject {
         toOneValues = [:]
         toManyValues = [:]
         materialisedRelationships = []
-        isFaultState = objectID.storeObjectID != nil || managedObjectContext?.parent != nil
+        isFaultState = !hasTemporaryID || managedObjectContext?.parent != nil
         parentRelationships = nil
     }
 }

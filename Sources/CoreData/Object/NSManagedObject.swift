@@ -2,6 +2,7 @@ import CoreDataModel
 import CoreDataPredicate
 import CoreDataStorage
 import Foundation
+import Synchronization
 
 /// An object of an entity, living in a context: its values, its relationships, and what changed
 /// since it was last saved.
@@ -20,22 +21,20 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 
     /// The object's ID: temporary until the object is saved, permanent after.
     ///
-    /// The temporary ID is made when first asked for: an object made for a fetched row is given
-    /// its permanent ID at once and never needs one, and an object inserted and saved without
+    /// The temporary ID is made when first asked for: an object inserted and saved without
     /// anyone asking for its ID gets only the permanent one. An inserted object joins its
     /// context's registry when its temporary ID is made (only that ID can find it there).
     ///
     /// An object made for a fetched row keeps only its store and primary key until its ID is
     /// asked for: the context finds it by the same values, so most fetched objects never need
-    /// the ID object. The ID made then is equal to any other ID of the object.
+    /// the ID object. The ID made then is equal to any other ID of the object, and reading it
+    /// is safe from any thread, as with an ID made at once.
     public internal(set) var objectID: NSManagedObjectID {
         get {
             switch identity {
             case .id(let id): return id
-            case .fetched(let store):
-                let made = NSManagedObjectID(entity: entity, store: store, storeID: StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey))
-                identity = .id(made)
-                return made
+            case .fetched:
+                return madeFetchedID()
             case .none:
                 let made = NSManagedObjectID(temporaryFor: entity)
                 identity = .id(made)
@@ -52,8 +51,28 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     enum Identity {
         case none
         case id(NSManagedObjectID)
-        case fetched(NSPersistentStore)
+        case fetched(FetchedStoreHandle)
     }
+
+    /// Makes a fetched object's ID from its store and key, once: code on other threads may ask
+    /// for a fetched object's ID (Apple's objects allow it), and two of them making one each
+    /// would give two IDs and release the store handle twice.
+    private func madeFetchedID() -> NSManagedObjectID {
+        Self.identityLock.withLock { _ in
+            switch identity {
+            case .id(let id): return id
+            case .fetched(let handle):
+                let storeID = StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey)
+                let made = NSManagedObjectID(entity: entity, handle: handle, storeID: storeID)
+                identity = .id(made)
+                return made
+            case .none:
+                preconditionFailure("CoreData: a fetched object lost its identity")
+            }
+        }
+    }
+
+    private static let identityLock = Mutex<Void>(())
 
     @exclusivity(unchecked) private var identity = Identity.none
     /// A fetched object's primary key in its store, while ``identity`` is `.fetched`.
@@ -65,26 +84,34 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         return nil
     }
 
-    /// The store of a fetched object whose ID nobody asked for.
-    var fetchedStore: NSPersistentStore? {
-        if case .fetched(let store) = identity { return store }
-        return nil
+    /// Whether the object is a fetched one whose ID nobody asked for.
+    var hasFetchedIdentity: Bool {
+        if case .fetched = identity { return true }
+        return false
     }
 
     /// Gives a fetched object its identity without an ID object (see ``objectID``).
     func setFetchedIdentity(store: NSPersistentStore, primaryKey: Int64) {
-        identity = .fetched(store)
+        identity = .fetched(store.fetchedHandle)
         fetchedKey = primaryKey
     }
 
     /// Whether the object has no permanent ID yet, without making a temporary one.
-    var hasTemporaryID: Bool { storedID?.isTemporaryID ?? (fetchedStore == nil) }
+    var hasTemporaryID: Bool {
+        switch identity {
+        case .id(let id): return id.isTemporaryID
+        case .fetched: return false
+        case .none: return true
+        }
+    }
 
     /// The object's store and its ID there, without making an ``objectID``; `nil` while the
     /// object has no permanent ID.
     var storeLocation: (store: NSPersistentStore, id: StoreObjectID)? {
         switch identity {
-        case .fetched(let store): return (store, StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey))
+        case .fetched(let handle):
+            guard let store = handle.store else { return nil }
+            return (store, StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey))
         case .id(let objectID):
             guard let id = objectID.storeObjectID, let store = objectID.persistentStore else { return nil }
             return (store, id)
@@ -467,7 +494,10 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 extension NSManagedObject: PredicateIdentifiable {
     /// Objects compare in predicates by their ID, so that a managed object given as an argument
     /// matches the same object's row in a store.
-    public var predicateIdentity: AnyHashable { objectID.predicateIdentity }
+    public var predicateIdentity: AnyHashable {
+        if hasFetchedIdentity { return AnyHashable(StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey)) }
+        return objectID.predicateIdentity
+    }
 }
 
 extension NSManagedObjectID: PredicateIdentifiable {

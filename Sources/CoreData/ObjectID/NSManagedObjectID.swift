@@ -42,6 +42,18 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// The ID of a fetched object made after the fetch (``NSManagedObject/objectID``), from the
+    /// store's handle: `store` is `nil` once the store is gone, as a weak reference would be.
+    init(entity: NSEntityDescription, handle: FetchedStoreHandle, storeID: StoreObjectID) {
+        self.entity = entity
+        self.persistentStore = handle.store
+        self.key = .permanent(storeIdentifier: handle.identifier, storeID)
+        // Objects of stores that listen are given their IDs when fetched.
+        self.storeObservesRegistrations = false
+        self.storeNumber = handle.number
+        super.init()
+    }
+
     init(temporaryFor entity: NSEntityDescription) {
         self.entity = entity
         self.key = .temporary(TemporaryIDs.next())

@@ -27,11 +27,18 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Apple lets subclasses set it; here the coordinator sets it from the metadata when the store
     /// is added, because object IDs and their URIs carry it.
     public internal(set) var identifier: String {
-        didSet { identifierNumber = StoreIdentifierNumbers.number(for: identifier) }
+        didSet {
+            identifierNumber = StoreIdentifierNumbers.number(for: identifier)
+            // Set only while the store is added, before any object is fetched from it; a handle
+            // made before then must not name the old identifier.
+            fetchedHandle = FetchedStoreHandle(self)
+        }
     }
     /// ``identifier``'s number (``StoreIdentifierNumbers``), part of every registry key of the
     /// store's objects.
     private(set) var identifierNumber: UInt32
+    /// A weak reference to this store that its fetched objects share (``FetchedStoreHandle``).
+    private(set) lazy var fetchedHandle = FetchedStoreHandle(self)
     /// The coordinator the store belongs to.
     public internal(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
     /// Whether saves to the store are refused.
