@@ -125,6 +125,14 @@ struct RegisteredObjects {
         /// (Objects of such stores are always given their ID when made.)
         @exclusivity(unchecked) private var released: [IDKey: NSManagedObjectID] = [:]
         @exclusivity(unchecked) private var retains = false
+        /// Whether an object whose store listens to registrations was ever registered here:
+        /// until then ``listeningKeys`` need not visit every object.
+        @exclusivity(unchecked) private var mayHoldListening = false
+
+        /// Notes that an object of a store that listens to registrations is registered.
+        func noteListening() {
+            lock.withLock { _ in mayHoldListening = true }
+        }
 
         /// Called from the object's `deinit` (its strong count is zero): removes its entry if the
         /// entry is still this object's, and notes the release for a store that listens.
@@ -230,6 +238,7 @@ struct RegisteredObjects {
         /// for an object whose deinit waits for the lock, as its memory outlives its entry.)
         var listeningKeys: [NSManagedObjectID] {
             lock.withLock { _ in
+                guard mayHoldListening else { return Array(released.values) }
                 var ids: [NSManagedObjectID] = []
                 for entry in entries.values {
                     if let id = entry.object._withUnsafeGuaranteedRef({ $0.storedID }), id.storeObservesRegistrations { ids.append(id) }
@@ -304,14 +313,16 @@ struct RegisteredObjects {
     subscript(id: NSManagedObjectID) -> NSManagedObject? {
         get { table.object(for: id.registryKey, listeningID: id.storeObservesRegistrations ? id : nil) }
         nonmutating set {
-            if let newValue { table.set(newValue, for: id.registryKey) } else { table.remove(id.registryKey) }
+            guard let newValue else { return table.remove(id.registryKey) }
+            if id.storeObservesRegistrations { table.noteListening() }
+            table.set(newValue, for: id.registryKey)
         }
     }
 
-    /// The object under a fetched row's key, for a store that does not listen to registrations
-    /// (one that does is asked through its objects' IDs).
-    subscript(key key: IDKey) -> NSManagedObject? {
-        table.object(for: key, listeningID: nil)
+    /// The object under a row's key; `listeningID` is the row's ID when its store listens to
+    /// registrations (a release found here is noted under it), `nil` otherwise.
+    subscript(key: IDKey, listeningID: NSManagedObjectID?) -> NSManagedObject? {
+        table.object(for: key, listeningID: listeningID)
     }
 
     /// Registers `object` under its own key (``NSManagedObject/registryKey``).

@@ -62,8 +62,7 @@ open class NSManagedObject: NSObject, KeyValueReadable {
             switch identity {
             case .id(let id): return id
             case .fetched(let handle):
-                let storeID = StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey)
-                let made = NSManagedObjectID(entity: entity, handle: handle, storeID: storeID)
+                let made = NSManagedObjectID(entity: entity, handle: handle, storeID: fetchedStoreObjectID)
                 identity = .id(made)
                 return made
             case .none:
@@ -82,6 +81,11 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     var storedID: NSManagedObjectID? {
         if case .id(let id) = identity { return id }
         return nil
+    }
+
+    /// A fetched object's ID in its store (meaningful while ``identity`` is `.fetched`).
+    private var fetchedStoreObjectID: StoreObjectID {
+        StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey)
     }
 
     /// Whether the object is a fetched one whose ID nobody asked for.
@@ -111,7 +115,7 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         switch identity {
         case .fetched(let handle):
             guard let store = handle.store else { return nil }
-            return (store, StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey))
+            return (store, fetchedStoreObjectID)
         case .id(let objectID):
             guard let id = objectID.storeObjectID, let store = objectID.persistentStore else { return nil }
             return (store, id)
@@ -495,7 +499,7 @@ extension NSManagedObject: PredicateIdentifiable {
     /// Objects compare in predicates by their ID, so that a managed object given as an argument
     /// matches the same object's row in a store.
     public var predicateIdentity: AnyHashable {
-        if hasFetchedIdentity { return AnyHashable(StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey)) }
+        if hasFetchedIdentity { return AnyHashable(fetchedStoreObjectID) }
         return objectID.predicateIdentity
     }
 }

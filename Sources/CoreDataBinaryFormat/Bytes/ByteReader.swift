@@ -31,35 +31,24 @@ public struct ByteReader {
     }
 
     public mutating func uint16(_ what: String = "16-bit integer") throws(BinaryFormatError) -> UInt16 {
-        UInt16(truncatingIfNeeded: try fixed(2, what))
+        try fixed(UInt16.self, what)
     }
 
     public mutating func uint32(_ what: String = "32-bit integer") throws(BinaryFormatError) -> UInt32 {
-        UInt32(truncatingIfNeeded: try fixed(4, what))
+        try fixed(UInt32.self, what)
     }
 
     public mutating func uint64(_ what: String = "64-bit integer") throws(BinaryFormatError) -> UInt64 {
-        try fixed(8, what)
+        try fixed(UInt64.self, what)
     }
 
-    private mutating func fixed(_ count: Int, _ what: String) throws(BinaryFormatError) -> UInt64 {
-        try need(count, what)
+    private mutating func fixed<T: FixedWidthInteger>(_: T.Type, _ what: String) throws(BinaryFormatError) -> T {
+        try need(MemoryLayout<T>.size, what)
         // `need` checked the range, so one unaligned load replaces a bounds check per byte
         // (every field of every record read passes here).
         let start = position
-        let value = bytes.withUnsafeBytes { raw -> UInt64 in
-            switch count {
-            case 8: return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))
-            case 4: return UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-            case 2: return UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
-            default:
-                var value: UInt64 = 0
-                for index in 0..<count { value |= UInt64(raw[start + index]) << (8 * UInt64(index)) }
-                return value
-            }
-        }
-        position += count
-        return value
+        position += MemoryLayout<T>.size
+        return T(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: start, as: T.self) })
     }
 
     /// An unsigned LEB128 varint of at most 10 bytes that fits 64 bits.
