@@ -309,8 +309,11 @@ extension NSManagedObjectContext {
         guard let entity = entities.entity(named: row.objectID.entityName) else {
             throw unknownEntity(row.objectID, store: store)
         }
-        let identity = RowIdentity(entity: entity, store: store, id: row.objectID)
-        if let existing = registered[identity.key, identity.objectID] {
+        // A store that listens to registrations is told of IDs: its objects get theirs at once.
+        let listens = store.observesRegistrations
+        let objectID = listens ? NSManagedObjectID(entity: entity, store: store, storeID: row.objectID) : nil
+        let key = objectID?.registryKey ?? RegisteredObjects.IDKey(entity: entity, primaryKey: row.objectID.primaryKey, store: store.identifierNumber)
+        if let existing = registered[key, objectID] {
             if existing.isFaultState {
                 if asFault {
                     existing.prefetchedRow = row
@@ -323,7 +326,11 @@ extension NSManagedObjectContext {
             }
             return existing
         }
-        let object = makeObject(identity, row: asFault ? nil : row, reportingReleases: false, objectClass: entities.lastClass)
+        let object = if let objectID {
+            makeObject(for: objectID, row: asFault ? nil : row, reportingReleases: false, objectClass: entities.lastClass)
+        } else {
+            makeObject(fetched: entity, store: store, primaryKey: row.objectID.primaryKey, key: key, row: asFault ? nil : row, objectClass: entities.lastClass)
+        }
         if asFault { object.prefetchedRow = row }
         return object
     }
