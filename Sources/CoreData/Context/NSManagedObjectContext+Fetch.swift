@@ -282,12 +282,12 @@ extension NSManagedObjectContext {
     /// The context's object for a fetched row: the registered one if any, else a new one.
     /// A registered fault gets the row's values: cached for later, or filled in at once when the
     /// request does not want faults.
-    /// The entities of a fetch's rows by name, remembering the last one: a fetch's rows are
-    /// mostly of one entity, and comparing a name costs less than hashing it.
+    /// The entities of a fetch's rows, remembering the last one: a fetch's rows are mostly of
+    /// one entity, and comparing an entity number costs less than hashing a name.
     private struct EntityLookup {
         let entitiesByName: [String: NSEntityDescription]
         var last: NSEntityDescription?
-        var lastName = ""
+        var lastNumber: EntityNumber?
         /// The class of ``last``'s objects: finding it takes a lock and two lookups by name.
         var lastClass: NSManagedObject.Type = NSManagedObject.self
 
@@ -295,10 +295,10 @@ extension NSManagedObjectContext {
             entitiesByName = store.persistentStoreCoordinator?.managedObjectModel.entitiesByName ?? [:]
         }
 
-        mutating func entity(named name: String) -> NSEntityDescription? {
-            if let last, name == lastName { return last }
-            last = entitiesByName[name]
-            lastName = name
+        mutating func entity(_ number: EntityNumber) -> NSEntityDescription? {
+            if let last, number == lastNumber { return last }
+            last = entitiesByName[number.name]
+            lastNumber = number
             if let last { lastClass = EntityClassRegistry.objectClass(for: last) }
             return last
         }
@@ -306,7 +306,7 @@ extension NSManagedObjectContext {
 
     private func register(_ row: StoreRow, store: NSPersistentStore, entities: inout EntityLookup, asFault: Bool, refresh: Bool) throws -> NSManagedObject {
         // Rows come from files; a row of an entity the model lacks is damage, reported, not trapped.
-        guard let entity = entities.entity(named: row.objectID.entityName) else {
+        guard let entity = entities.entity(row.objectID.entity) else {
             throw unknownEntity(row.objectID, store: store)
         }
         // A store that listens to registrations is told of IDs: its objects get theirs at once.

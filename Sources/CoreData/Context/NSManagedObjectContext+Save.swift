@@ -180,8 +180,9 @@ extension NSManagedObjectContext {
                     NSPersistentStoreOperationError,
                     "the store \(store.identifier) handed out \(keys.count) permanent IDs for \(group.count) objects of \(name)")
             }
+            let number = group[0].entity.entityNumber
             for (object, key) in zip(group, keys) {
-                object.objectID = NSManagedObjectID(entity: object.entity, store: store, storeID: StoreObjectID(entityName: name, primaryKey: key))
+                object.objectID = NSManagedObjectID(entity: object.entity, store: store, storeID: StoreObjectID(entity: number, primaryKey: key))
                 // Registering under the new ID also removes the temporary ID's entry, if one
                 // was made.
                 registered[object.objectID] = object

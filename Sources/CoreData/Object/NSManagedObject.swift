@@ -85,7 +85,7 @@ open class NSManagedObject: NSObject, KeyValueReadable {
 
     /// A fetched object's ID in its store (meaningful while ``identity`` is `.fetched`).
     private var fetchedStoreObjectID: StoreObjectID {
-        StoreObjectID(entityName: entity.name ?? "", primaryKey: fetchedKey)
+        StoreObjectID(entity: entity.entityNumber, primaryKey: fetchedKey)
     }
 
     /// Whether the object is a fetched one whose ID nobody asked for.

@@ -1,9 +1,13 @@
+import CoreDataModel
+
 /// The names behind the small integers in records (Formats/binary-store.md §6): entity IDs and,
 /// per entity, property indexes. Append-only: a name keeps its number forever.
 public struct Catalog: Sendable, Equatable {
     /// One entity: its name and its properties in index order.
     public struct Entity: Sendable, Equatable {
-        public var name: String
+        public private(set) var name: String
+        /// The process-wide number of ``name``, made once so records decode to IDs without a lock.
+        public private(set) var number: EntityNumber
         /// At least one more than every primary key ever saved for the entity, deleted ones
         /// included, as of the checkpoint that wrote the catalog (§6): keys are never reused.
         public var nextPrimaryKey: Int64 = 1
@@ -12,6 +16,7 @@ public struct Catalog: Sendable, Equatable {
 
         init(name: String) {
             self.name = name
+            self.number = EntityNumber(name)
             self.properties = []
             self.indexes = [:]
         }
@@ -32,6 +37,8 @@ public struct Catalog: Sendable, Equatable {
     /// The entity names by ID: most models have a handful of entities, and comparing a short
     /// name with each costs less than hashing it (every point lookup asks).
     private var names: [String] = []
+    /// The entity IDs by process-wide number, for IDs (which carry numbers, not names).
+    private var idsByNumber: [EntityNumber: Int] = [:]
 
     public init() {}
 
@@ -39,6 +46,13 @@ public struct Catalog: Sendable, Equatable {
     public func entityID(of name: String) -> Int? {
         guard names.count <= 8 else { return ids[name] }
         for id in names.indices where names[id] == name { return id }
+        return nil
+    }
+
+    /// The ID of the entity an object ID names, or `nil` when the catalog does not name it.
+    public func entityID(of entity: EntityNumber) -> Int? {
+        guard entities.count <= 8 else { return idsByNumber[entity] }
+        for id in entities.indices where entities[id].number == entity { return id }
         return nil
     }
 
@@ -53,7 +67,9 @@ public struct Catalog: Sendable, Equatable {
             id = entities.count
             ids[name] = id
             names.append(name)
-            entities.append(Entity(name: name))
+            let entity = Entity(name: name)
+            idsByNumber[entity.number] = id
+            entities.append(entity)
             changed = true
         }
         for property in properties where entities[id].add(property) { changed = true }

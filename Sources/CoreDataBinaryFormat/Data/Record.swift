@@ -59,7 +59,7 @@ public enum RecordCodec {
 
     /// Appends the record of `row` with `version` in place of the row's own.
     public static func encode(_ row: StoreRow, version: Int64, catalog: Catalog, into writer: inout ByteWriter) {
-        guard let entityID = catalog.entityID(of: row.objectID.entityName) else {
+        guard let entityID = catalog.entityID(of: row.objectID.entity) else {
             preconditionFailure("entity \(row.objectID.entityName) is not in the store's catalog")
         }
         let entity = catalog.entities[entityID]
@@ -91,7 +91,7 @@ public enum RecordCodec {
 
     /// Appends a tombstone: the object was deleted at `version`.
     public static func encodeTombstone(_ id: StoreObjectID, version: Int64, catalog: Catalog, into writer: inout ByteWriter) {
-        guard let entityID = catalog.entityID(of: id.entityName) else {
+        guard let entityID = catalog.entityID(of: id.entity) else {
             preconditionFailure("entity \(id.entityName) is not in the store's catalog")
         }
         writer.uint8(RecordHeader.Kind.tombstone.rawValue)
@@ -149,7 +149,7 @@ public enum RecordCodec {
     }
 
     private static func writeID(_ id: StoreObjectID, catalog: Catalog, into writer: inout ByteWriter) {
-        guard let entityID = catalog.entityID(of: id.entityName) else {
+        guard let entityID = catalog.entityID(of: id.entity) else {
             preconditionFailure("entity \(id.entityName) is not in the store's catalog")
         }
         writer.varint(UInt64(entityID))
@@ -201,7 +201,7 @@ public enum RecordCodec {
         var reader = ByteReader(bytes, from: start, to: end)
         let head = try header(&reader, catalog: catalog)
         let entity = catalog.entities[head.entityID]
-        let id = StoreObjectID(entityName: entity.name, primaryKey: head.primaryKey)
+        let id = StoreObjectID(entity: entity.number, primaryKey: head.primaryKey)
         let count = try reader.count("value count", atMost: entity.properties.count)
         guard head.kind == .row else {
             guard count == 0, reader.isAtEnd else { throw BinaryFormatError("", "a tombstone carries values") }
@@ -284,6 +284,6 @@ public enum RecordCodec {
         guard key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey) else {
             throw BinaryFormatError("", "destination primary key \(key) is outside 1...2^62")
         }
-        return StoreObjectID(entityName: catalog.entities[entityID].name, primaryKey: Int64(key))
+        return StoreObjectID(entity: catalog.entities[entityID].number, primaryKey: Int64(key))
     }
 }

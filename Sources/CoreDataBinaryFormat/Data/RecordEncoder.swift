@@ -7,14 +7,14 @@ import CoreDataStorage
 public struct RecordEncoder {
     public let layouts: RecordLayouts
     public var catalog: Catalog { layouts.catalog }
-    private var entityName: String?
+    private var entity: EntityNumber?
     private var entityID = 0
     private var layout: PropertyLayout?
     /// For `layout`: the slots that have a column, in increasing column order, with their column.
     private var ordered: [(slot: Int, column: Int)] = []
     /// For `layout`: the slots with no column in the catalog (a value there needs registration).
     private var unmapped: [Int] = []
-    private var referenceName: String?
+    private var referenceEntity: EntityNumber?
     private var referenceID = 0
 
     public init(layouts: RecordLayouts) { self.layouts = layouts }
@@ -29,10 +29,10 @@ public struct RecordEncoder {
     ///   are written as external references (tag 13) instead of their bytes. The caller wrote
     ///   the files; only a store of format version 2 or later may hold such records.
     public mutating func encode(_ row: StoreRow, version: Int64, external: [Int: ExternalDataReference] = [:], into writer: inout ByteWriter) -> Bool {
-        let name = row.objectID.entityName
-        if name != entityName {
-            guard let id = catalog.entityID(of: name) else { return false }
-            entityName = name
+        let number = row.objectID.entity
+        if number != entity {
+            guard let id = catalog.entityID(of: number) else { return false }
+            entity = number
             entityID = id
             layout = nil
         }
@@ -95,9 +95,9 @@ public struct RecordEncoder {
     }
 
     private mutating func writeID(_ id: StoreObjectID, into writer: inout ByteWriter) -> Bool {
-        if id.entityName != referenceName {
-            guard let found = catalog.entityID(of: id.entityName) else { return false }
-            referenceName = id.entityName
+        if id.entity != referenceEntity {
+            guard let found = catalog.entityID(of: id.entity) else { return false }
+            referenceEntity = id.entity
             referenceID = found
         }
         writer.varint(UInt64(referenceID))

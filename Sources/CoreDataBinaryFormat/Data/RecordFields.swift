@@ -118,7 +118,7 @@ extension RecordCodec {
                 if slot >= 0 { slots[slot] = value }
             }
             guard cursor.remaining == 0 else { return nil }
-            let id = StoreObjectID(entityName: catalog.entities[entity].name, primaryKey: Int64(key))
+            let id = StoreObjectID(entity: catalog.entities[entity].number, primaryKey: Int64(key))
             return (head, StoreRow(objectID: id, version: Int64(version), layout: layout, slots: slots))
         }
     }

@@ -124,17 +124,19 @@ extension BinaryStore {
         // order cannot repeat. Only the rest pay for a lookup or a set.
         var highWater: [String: Int64] = [:]
         var unordered = false
-        var name: String?
+        var entity: EntityNumber?
+        var name = ""
         var mark: Int64 = 0
         var last: Int64 = 0
         for insert in changes.inserted {
             let id = insert.objectID
-            if id.entityName != name {
-                if let name { highWater[name] = mark }
-                // Rows of an entity seen before in this save: order says nothing; use the set.
-                if highWater[id.entityName] != nil { unordered = true }
+            if id.entity != entity {
+                if entity != nil { highWater[name] = mark }
+                entity = id.entity
                 name = id.entityName
-                mark = highWater[id.entityName] ?? savedHighWater[id.entityName, default: 0]
+                // Rows of an entity seen before in this save: order says nothing; use the set.
+                if highWater[name] != nil { unordered = true }
+                mark = highWater[name] ?? savedHighWater[name, default: 0]
                 last = 0
             }
             guard id.primaryKey >= 1, id.primaryKey <= BinaryStoreLayout.largestPrimaryKey else {
@@ -145,7 +147,7 @@ extension BinaryStore {
             last = id.primaryKey
             mark = max(mark, id.primaryKey)
         }
-        if let name { highWater[name] = mark }
+        if entity != nil { highWater[name] = mark }
         if unordered {
             var seen = Set<StoreObjectID>()
             for insert in changes.inserted where !seen.insert(insert.objectID).inserted {
@@ -215,7 +217,7 @@ extension BinaryStore {
                         complete = false
                         break
                     }
-                    refs.append((entry, entityIDs.id(of: row.objectID.entityName), row.objectID.primaryKey, version, false))
+                    refs.append((entry, entityIDs.id(of: row.objectID.entity), row.objectID.primaryKey, version, false))
                 }
             }
             if !complete {
@@ -225,7 +227,7 @@ extension BinaryStore {
             }
             for (id, version) in changes.deleted {
                 let entry = frames.appendEntry(kind: .tombstone, sizeHint: 32) { RecordCodec.encodeTombstone(id, version: version, catalog: newCatalog, into: &$0) }
-                refs.append((entry, entityIDs.id(of: id.entityName), id.primaryKey, version, true))
+                refs.append((entry, entityIDs.id(of: id.entity), id.primaryKey, version, true))
             }
             break
         }
@@ -355,7 +357,7 @@ extension BinaryStore {
     /// The version of an object in the latest state, `nil` when it does not exist.
     /// Caller holds `commitLock`.
     func currentVersion(of id: StoreObjectID) throws(StoreError) -> Int64? {
-        guard let entityID = catalog.entityID(of: id.entityName) else { return nil }
+        guard let entityID = catalog.entityID(of: id.entity) else { return nil }
         let key = ObjectKey(entityID: entityID, key: id.primaryKey)
         let published = rw.withReadLock { publishedBatchID }
         for batch in pendingBatches.reversed() where batch.id > published {
@@ -370,7 +372,7 @@ extension BinaryStore {
     /// The row of an object in the latest state. A queued save's row is read after waiting for
     /// its publication. Caller holds `commitLock`.
     func currentRow(_ id: StoreObjectID) throws(StoreError) -> StoreRow? {
-        guard let entityID = catalog.entityID(of: id.entityName) else { return nil }
+        guard let entityID = catalog.entityID(of: id.entity) else { return nil }
         let key = ObjectKey(entityID: entityID, key: id.primaryKey)
         let published = rw.withReadLock { publishedBatchID }
         if pendingBatches.contains(where: { $0.id > published && $0.lookup(key) != nil }) {

@@ -205,7 +205,7 @@ extension BinaryStore {
             var located: [(location: UInt64, position: Int)] = []
             located.reserveCapacity(objectIDs.count)
             for (position, id) in objectIDs.enumerated() {
-                guard let entityID = catalog.entityID(of: id.entityName),
+                guard let entityID = catalog.entityID(of: id.entity),
                       let location = try location(entityID: entityID, key: id.primaryKey) else { continue }
                 located.append((location, position))
             }
@@ -239,7 +239,7 @@ extension BinaryStore {
     }
 
     func rowLocked(_ id: StoreObjectID) throws(StoreError) -> StoreRow? {
-        guard let entityID = catalog.entityID(of: id.entityName),
+        guard let entityID = catalog.entityID(of: id.entity),
               let location = try location(entityID: entityID, key: id.primaryKey) else { return nil }
         return try readRow(at: location)
     }

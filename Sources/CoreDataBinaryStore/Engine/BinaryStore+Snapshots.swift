@@ -127,7 +127,7 @@ extension BinaryStore: StoreSnapshotting {
     func snapshotRow(_ id: StoreObjectID, index: ObjectIndex) throws(StoreError) -> StoreRow? {
         try rw.withReadLock { () throws(StoreError) -> StoreRow? in
             guard !isClosed, !snapshotsEnded else { throw .closed }
-            guard let entityID = catalog.entityID(of: id.entityName), let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
+            guard let entityID = catalog.entityID(of: id.entity), let location = index.location(entityID: entityID, key: id.primaryKey) else { return nil }
             let row = try readRow(at: location)
             // The snapshot lock keeps its locations in place; this check makes any slip an
             // error, never another object's values.

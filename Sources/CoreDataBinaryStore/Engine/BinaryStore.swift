@@ -438,19 +438,19 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     }
 }
 
-/// Entity IDs by name for a run of rows, remembering the last name (rows of a save usually
-/// share an entity, and comparing a string with itself is cheaper than hashing it).
+/// Entity IDs by object-ID entity for a run of rows, remembering the last one (rows of a save
+/// usually share an entity).
 struct EntityIDCache {
     let catalog: Catalog
-    private var lastName: String?
+    private var last: EntityNumber?
     private var lastID = 0
 
     init(catalog: Catalog) { self.catalog = catalog }
 
-    mutating func id(of name: String) -> Int {
-        if name == lastName { return lastID }
-        guard let id = catalog.entityID(of: name) else { preconditionFailure("entity \(name) is not in the store's catalog") }
-        lastName = name
+    mutating func id(of entity: EntityNumber) -> Int {
+        if entity == last { return lastID }
+        guard let id = catalog.entityID(of: entity) else { preconditionFailure("entity \(entity) is not in the store's catalog") }
+        last = entity
         lastID = id
         return id
     }

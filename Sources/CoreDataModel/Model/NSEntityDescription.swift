@@ -143,6 +143,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
         let validatedSlots: [Int]
         let slotTable: EntitySlotTable
         let slotAttributesByName: [String: NSAttributeDescription]
+        let entityNumber: EntityNumber
 
         init(
             properties: [NSPropertyDescription], propertiesByName: [String: NSPropertyDescription],
@@ -162,6 +163,7 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
             self.validatedSlots = validatedProperties.map { propertyLayout.slot(of: $0.name) ?? -1 }
             self.slotTable = EntitySlotTable(layout: propertyLayout, properties: layoutProperties)
             self.slotAttributesByName = Self.byName(layoutAttributes)
+            self.entityNumber = EntityNumber(propertyLayout.entityName)
         }
 
         static func byName(_ attributes: [NSAttributeDescription?]) -> [String: NSAttributeDescription] {
@@ -173,6 +175,13 @@ open class NSEntityDescription: NSObject, @unchecked Sendable {
     public var layoutAttributes: [NSAttributeDescription?] {
         if let frozen { return frozen.layoutAttributes }
         return layoutProperties.map { $0 as? NSAttributeDescription }
+    }
+
+    /// The process-wide number of the entity's name, which store object IDs carry. Made once
+    /// when the model freezes; before that, looked up (under a lock) on every call.
+    package var entityNumber: EntityNumber {
+        if let frozen { return frozen.entityNumber }
+        return EntityNumber(name ?? "")
     }
 
     /// The entity's property layout: one slot per attribute and relationship (transient ones
