@@ -312,7 +312,7 @@ extension NSManagedObjectContext {
         // A store that listens to registrations is told of IDs: its objects get theirs at once.
         let listens = store.observesRegistrations
         let objectID = listens ? NSManagedObjectID(entity: entity, store: store, storeID: row.objectID) : nil
-        let key = objectID?.registryKey ?? RegisteredObjects.IDKey(entity: entity, primaryKey: row.objectID.primaryKey, store: store.identifierNumber)
+        let key = objectID?.registryKey ?? RegisteredObjects.IDKey(entity: row.objectID.entity, primaryKey: row.objectID.primaryKey, store: store.identifierNumber)
         if let existing = registered[key, objectID] {
             if existing.isFaultState {
                 if asFault {

@@ -497,7 +497,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             let objectID = NSManagedObjectID(entity: entity, store: store, storeID: id)
             return registered[objectID] ?? makeObject(for: objectID, row: nil)
         }
-        let key = RegisteredObjects.IDKey(entity: entity, primaryKey: id.primaryKey, store: store.identifierNumber)
+        let key = RegisteredObjects.IDKey(entity: id.entity, primaryKey: id.primaryKey, store: store.identifierNumber)
         if let existing = registered[key, nil] { return existing }
         return makeObject(fetched: entity, store: store, primaryKey: id.primaryKey, key: key, row: nil, objectClass: EntityClassRegistry.objectClass(for: entity))
     }

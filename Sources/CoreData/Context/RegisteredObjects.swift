@@ -30,24 +30,28 @@ struct RegisteredObjects {
     typealias Value = NSManagedObject
 
     struct IDKey: Hashable {
-        /// The entity, by identity (as `NSManagedObjectID.hash` mixes it).
-        let entity: ObjectIdentifier
         /// The primary key's bits, or the temporary ID's number.
         let number: UInt64
+        /// The entity, by its name's process-wide number, as the ID's `isEqual(_:)` compares it
+        /// (a number, not the description's identity, so the key is 16 bytes: a registered
+        /// object and every table bucket hold one).
+        let entity: EntityNumber
         /// The store identifier's number (``StoreIdentifierNumbers``); 0 for a temporary ID.
         let store: UInt32
 
         /// The key of a permanent ID of `entity` in the store whose identifier has number `store`.
-        init(entity: NSEntityDescription, primaryKey: Int64, store: UInt32) {
-            self.entity = ObjectIdentifier(entity)
+        /// The number comes from the store's ID: asking the entity description for it retains
+        /// and releases the description (weakly referenced, so on the slow path) per object.
+        init(entity: EntityNumber, primaryKey: Int64, store: UInt32) {
             self.number = UInt64(bitPattern: primaryKey)
+            self.entity = entity
             self.store = store
         }
 
         /// The key of a temporary ID.
         init(entity: NSEntityDescription, temporary number: UInt64) {
-            self.entity = ObjectIdentifier(entity)
             self.number = number
+            self.entity = entity.entityNumber
             self.store = 0
         }
 
@@ -64,7 +68,7 @@ struct RegisteredObjects {
         /// process, and the finaliser spreads every bit of the key into the bucket bits, so keys
         /// from a crafted file do not pile into one bucket.
         func _rawHashValue(seed: Int) -> Int {
-            let mixed = (number &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(UInt(bitPattern: entity))
+            let mixed = (number &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(entity.rawValue)
             var x = mixed ^ UInt64(bitPattern: Int64(seed))
             x ^= x >> 33
             x &*= 0xFF51_AFD7_ED55_8CCD

@@ -62,11 +62,11 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
         super.init()
     }
 
-    /// The ID's key in a context's registry: equal for IDs `isEqual(_:)` calls equal within
-    /// one model (the registry, like ``hash``, tells entities apart by identity).
+    /// The ID's key in a context's registry: equal for IDs `isEqual(_:)` calls equal (the
+    /// registry, like ``hash`` and `isEqual(_:)`, tells entities apart by name).
     var registryKey: RegisteredObjects.IDKey {
         switch key {
-        case .permanent(_, let id): return RegisteredObjects.IDKey(entity: entity, primaryKey: id.primaryKey, store: storeNumber)
+        case .permanent(_, let id): return RegisteredObjects.IDKey(entity: id.entity, primaryKey: id.primaryKey, store: storeNumber)
         case .temporary(let number): return RegisteredObjects.IDKey(entity: entity, temporary: number)
         }
     }
@@ -105,7 +105,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
         return key == other.key
     }
 
-    /// Mixes the entity (by identity) with the primary key, or the temporary number: stores
+    /// Mixes the entity (by its name's number, as `isEqual(_:)` compares names) with the primary key, or the temporary number: stores
     /// number each entity from 1, so the key alone collides across entities; the store's
     /// identifier string is left out because hashing it made every context lookup cost more than
     /// the rest of it, and IDs of one entity from two stores in one table are rare. A multiply
@@ -113,7 +113,7 @@ open class NSManagedObjectID: NSObject, @unchecked Sendable {
     open override var hash: Int {
         switch key {
         case .permanent(_, let id):
-            let entityBits = UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
+            let entityBits = UInt64(id.entity.rawValue)
             return Int(truncatingIfNeeded: (UInt64(bitPattern: id.primaryKey) &* 0x9E37_79B9_7F4A_7C15) ^ entityBits)
         case .temporary(let number): return Int(truncatingIfNeeded: number &* 0xC2B2_AE3D_27D4_EB4F)
         }
