@@ -357,7 +357,7 @@ public final class PostgreSQLStore: PersistentStoreEngine, @unchecked Sendable {
                     let key = try PostgreSQLRowReader.integer(cells[1], table: destination.hierarchy.table)
                     let number = try PostgreSQLRowReader.integer(cells[2], table: destination.hierarchy.table)
                     guard let kind = schema.entitiesByNumber[number] else { continue }
-                    destinations[owner, default: []].append(StoreObjectID(entityName: kind.name, primaryKey: key))
+                    destinations[owner, default: []].append(StoreObjectID(entity: kind.idEntity, primaryKey: key))
                 }
                 for index in indexes {
                     let found = destinations[rows[index].objectID.primaryKey] ?? []

@@ -84,6 +84,8 @@ package struct SQLSchema: @unchecked Sendable {
         package let entity: NSEntityDescription
         package let name: String
         package let number: Int64
+        /// The process-wide number of `name`, which the store's object IDs carry.
+        package let idEntity: EntityNumber
         package let layout: PropertyLayout
         /// The table's hierarchy; the schema keeps it alive.
         package unowned let hierarchy: Hierarchy
@@ -94,6 +96,7 @@ package struct SQLSchema: @unchecked Sendable {
             self.entity = entity
             self.name = name
             self.number = number
+            self.idEntity = EntityNumber(name)
             self.layout = entity.propertyLayout
             self.hierarchy = hierarchy
         }

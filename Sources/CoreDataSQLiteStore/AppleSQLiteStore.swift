@@ -53,7 +53,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         /// The next key of each hierarchy, by root entity number.
         var nextKeys: [Int64: Int64] = [:]
         /// The table each object key lives in → key → entity name: resolves references (§5).
-        var entityOfKey: [String: [Int64: String]] = [:]
+        var entityOfKey: [String: [Int64: EntityNumber]] = [:]
         var dataVersion: Int64 = 0
         var isClosed = false
         var poisoned: StoreError?
@@ -256,7 +256,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         // never stamped as seen.
         let version = try currentDataVersion()
         var rows: [StoreObjectID: StoreRow] = [:]
-        var entityOfKey: [String: [Int64: String]] = [:]
+        var entityOfKey: [String: [Int64: EntityNumber]] = [:]
         var nextKeys: [Int64: Int64] = [:]
         for record in try Self.entityRecords(connection, path) {
             guard record.maxKey <= Self.largestKey else {
@@ -275,7 +275,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
             let columns = hierarchy.columns.map(\.name)
             let position = Dictionary(columns.enumerated().map { ($1, $0 + 3) }, uniquingKeysWith: { first, _ in first })
             let sql = "SELECT Z_PK, Z_ENT, Z_OPT\(columns.isEmpty ? "" : ", " + columns.joined(separator: ", ")) FROM \(hierarchy.table)"
-            var keys: [Int64: String] = [:]
+            var keys: [Int64: EntityNumber] = [:]
             var largest: Int64 = 0
             var failure: Error?
             try connection.query(sql) { (row) throws(SQLiteError) in
@@ -301,7 +301,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                     }
                     version = value
                 }
-                let id = StoreObjectID(entityName: entity.name, primaryKey: key)
+                let id = StoreObjectID(entity: entity.idEntity, primaryKey: key)
                 var slots: [StoreValue?] = .emptySlots(entity.layout.count)
                 for attribute in entity.attributes {
                     guard let index = position[attribute.column] else { continue }
@@ -325,7 +325,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                 }
                 for toMany in entity.toManys { slots[toMany.slot] = .references([]) }
                 rows[id] = StoreRow(objectID: id, version: version, layout: entity.layout, slots: slots)
-                keys[key] = entity.name
+                keys[key] = entity.idEntity
                 largest = max(largest, key)
             }
             if let failure { throw failure }
@@ -335,14 +335,17 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
 
         for (id, slot, table, key, destination) in pendingReferences {
             // A key that names no row (left by a batch delete) reads as no destination.
-            guard let name = entityOfKey[table]?[key] else { continue }
+            guard let number = entityOfKey[table]?[key] else { continue }
+            let name = number.name
             if let destination, let target = model.entitiesByName[name], !target.isKindOf(entity: destination) {
                 throw StoreError.corrupt(detail: "\(path): \(id.entityName) Z_PK \(id.primaryKey) refers to \(name) \(key) in \(table), which is no \(destination.name ?? "")")
             }
-            rows[id]?.slots[slot] = .reference(StoreObjectID(entityName: name, primaryKey: key))
+            rows[id]?.slots[slot] = .reference(StoreObjectID(entity: number, primaryKey: key))
         }
 
         var joined: [String: [Int64: [(StoreObjectID, Int64)]]] = [:]
+        // Join rows name only the key; the entity is looked up when the references are built.
+        let unnamed = EntityNumber("")
         for table in schema.joinTables {
             let columns = table.columns.map(\.column) + table.columns.compactMap(\.orderColumn)
             try connection.query("SELECT \(columns.joined(separator: ", ")) FROM \(table.name)") { (row) throws(SQLiteError) in
@@ -354,15 +357,15 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                     var order = target
                     if let orderColumn = table.columns[other].orderColumn, case .integer(let value)? = values[orderColumn] { order = value }
                     joined[table.name + "." + table.columns[own].column, default: [:]][source, default: []].append(
-                        (StoreObjectID(entityName: "", primaryKey: target), order))
+                        (StoreObjectID(entity: unnamed, primaryKey: target), order))
                 }
             }
         }
 
         for entity in schema.entities.values {
             for toMany in entity.toManys {
-                for (key, name) in entityOfKey[entity.hierarchy.table] ?? [:] where name == entity.name {
-                    let id = StoreObjectID(entityName: entity.name, primaryKey: key)
+                for (key, number) in entityOfKey[entity.hierarchy.table] ?? [:] where number == entity.idEntity {
+                    let id = StoreObjectID(entity: number, primaryKey: key)
                     var targets: [(StoreObjectID, Int64)]
                     switch toMany.storage {
                     case .inverseColumn(let destination, let column, _):
@@ -370,8 +373,8 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
                     case .joinTable(let table, let ownColumn, _, _):
                         let destinationTable = schema.entities[entity.entity.relationshipsByName[toMany.name]?.destinationEntity?.name ?? ""]?.hierarchy.table ?? ""
                         targets = (joined[table.name + "." + ownColumn]?[key] ?? []).compactMap { target, order in
-                            guard let name = entityOfKey[destinationTable]?[target.primaryKey] else { return nil }
-                            return (StoreObjectID(entityName: name, primaryKey: target.primaryKey), order)
+                            guard let number = entityOfKey[destinationTable]?[target.primaryKey] else { return nil }
+                            return (StoreObjectID(entity: number, primaryKey: target.primaryKey), order)
                         }
                     }
                     targets.sort { ($0.1, $0.0.primaryKey) < ($1.1, $1.0.primaryKey) }
@@ -767,8 +770,8 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         do {
             try connection.query(sql, condition.values.map(SQLiteValue.init)) { (row) throws(SQLiteError) in
                 guard case .integer(let key) = row[0], case .integer(let number) = row[1],
-                      let name = schema.entitiesByNumber[number]?.name,
-                      let found = table.rows[StoreObjectID(entityName: name, primaryKey: key)] else { return }
+                      let entity = schema.entitiesByNumber[number]?.idEntity,
+                      let found = table.rows[StoreObjectID(entity: entity, primaryKey: key)] else { return }
                 rows.append(found)
             }
         } catch {

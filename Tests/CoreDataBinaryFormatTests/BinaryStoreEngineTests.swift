@@ -100,6 +100,33 @@ final class BinaryStoreEngineTests: XCTestCase {
         try store.close()
     }
 
+    /// A large fetch of rows in key order comes in runs (so the object graph frees each as it
+    /// goes); joined, the runs are `execute`'s rows, with offset and limit, pages and log alike.
+    func testRowsInRunsJoinToTheRowsOfExecute() throws {
+        let store = try open(BinaryTestModel.temporaryPath())
+        let count = BinaryStore.rowRunLength * 2 + 100
+        _ = try store.save(StoreChangeSet(inserted: (1...count - 50).map { BinaryTestModel.item(Int64($0), owner: nil) }))
+        try store.checkpoint()
+        _ = try store.save(StoreChangeSet(inserted: (count - 49...count).map { BinaryTestModel.item(Int64($0), owner: nil) }))
+        let entity = try XCTUnwrap(BinaryTestModel.model.entitiesByName["Item"])
+        for (offset, limit) in [(0, 0), (3, 0), (BinaryStore.rowRunLength - 1, BinaryStore.rowRunLength + 2), (count, 0)] {
+            let request = StoreFetchRequest(entity: entity, offset: offset, limit: limit)
+            guard case .rows(let rows) = try store.execute(request),
+                  case .rows(let runs) = try store.executeInRuns(request) else { return XCTFail("expected rows") }
+            XCTAssertEqual(runs.flatMap { $0 }, rows, "offset \(offset), limit \(limit)")
+            XCTAssertTrue(runs.allSatisfy { $0.count <= BinaryStore.rowRunLength })
+            let expected = limit > 0 ? min(limit, count - offset) : count - offset
+            XCTAssertEqual(rows.count, expected)
+            XCTAssertEqual(rows.first?.objectID.primaryKey, expected > 0 ? Int64(offset + 1) : nil)
+        }
+        guard case .rows(let runs) = try store.executeInRuns(StoreFetchRequest(entity: entity)) else { return XCTFail("expected rows") }
+        XCTAssertEqual(runs.count, 3)
+        // Other answers pass through unchanged.
+        guard case .other(.count(let all)) = try store.executeInRuns(StoreFetchRequest(entity: entity, resultType: .count)) else { return XCTFail() }
+        XCTAssertEqual(all, count)
+        try store.close()
+    }
+
     func testBatchDeleteAndUpdateAndCompaction() throws {
         let path = BinaryTestModel.temporaryPath()
         let store = try open(path)

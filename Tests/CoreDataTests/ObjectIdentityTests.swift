@@ -208,6 +208,47 @@ final class ObjectIdentityTests: XCTestCase {
                 XCTAssertTrue(reader.registeredObject(for: otherID) === object, "[\(kind)] an ID of another coordinator")
                 XCTAssertEqual(object.objectID, otherID, "[\(kind)]")
             }
+
+            // A coordinator of another instance of the same model: its entity descriptions are
+            // other objects, but IDs compare (and hash) by entity name, so its IDs find ours.
+            let separate = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+            try separate.addPersistentStore(ofType: store.type, configurationName: nil, at: url, options: nil)
+            defer { for added in separate.persistentStores { try? separate.remove(added) } }
+            let separateContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            separateContext.persistentStoreCoordinator = separate
+            let separateID = try separateContext.performAndWait { try XCTUnwrap(separateContext.fetch(Self.author(named: "A4")).first).objectID }
+            try reader.performAndWait {
+                let object = try XCTUnwrap(reader.fetch(Self.author(named: "A4")).first)
+                XCTAssertTrue(reader.registeredObject(for: separateID) === object, "[\(kind)] an ID of another model instance")
+                XCTAssertEqual(object.objectID, separateID, "[\(kind)]")
+                XCTAssertEqual(object.objectID.hash, separateID.hash, "[\(kind)]")
+            }
+        }
+    }
+
+    /// A fetch of more rows than a store hands over in one run (the binary store answers a
+    /// large fetch in runs the context frees as it goes) returns every object once, in the
+    /// store's order, filled, and a second fetch returns the same objects.
+    func testAFetchOfManyRunsOfRowsReturnsEveryObjectOnce() {
+        forEachStore { kind, container in
+            let count = 10_000
+            let writer = container.newBackgroundContext()
+            try writer.performAndWait {
+                for index in 0..<count { _ = writer.make("Author", ["name": "A\(index)"]) }
+                try writer.save()
+            }
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                let fetched = try reader.all("Author")
+                XCTAssertEqual(fetched.count, count, "[\(kind)]")
+                XCTAssertEqual(Set(fetched.map(ObjectIdentifier.init)).count, count, "[\(kind)] one object per row")
+                let names = Set(fetched.compactMap { $0.value(forKey: "name") as? String })
+                XCTAssertEqual(names, Set((0..<count).map { "A\($0)" }), "[\(kind)]")
+                XCTAssertEqual(Set(fetched.map(\.objectID)).count, count, "[\(kind)]")
+                XCTAssertEqual(reader.registeredObjects.count, count, "[\(kind)]")
+                let again = try reader.all("Author")
+                XCTAssertTrue(zip(fetched, again).allSatisfy { $0 === $1 }, "[\(kind)] the same objects, in the same order")
+            }
         }
     }
 

@@ -27,7 +27,10 @@ final class BinaryUsers: Sendable {
         self.layout = UsersLayout(entity.propertyLayout)
     }
 
-    static func objectID(_ key: Int64) -> StoreObjectID { StoreObjectID(entityName: "User", primaryKey: key) }
+    /// The entity's number, made once: `StoreObjectID(entityName:)` looks the name up under a
+    /// lock, as a store's own callers avoid per object.
+    static let entity = EntityNumber("User")
+    static func objectID(_ key: Int64) -> StoreObjectID { StoreObjectID(entity: entity, primaryKey: key) }
 
     func row(_ key: Int64, _ user: User, version: Int64 = 0) -> StoreRow { layout.row(key, user, version: version) }
 

@@ -393,8 +393,9 @@ extension NSManagedObjectContext {
         }
         var changes = StoreChangeSet()
         changes.history = historyContext()
+        let number = EntityNumber(name)
         for (values, key) in zip(rows, keys) {
-            changes.inserted.append(StoreRow(objectID: StoreObjectID(entityName: name, primaryKey: key), version: 0, values: values))
+            changes.inserted.append(StoreRow(objectID: StoreObjectID(entity: number, primaryKey: key), version: 0, values: values))
         }
         _ = try mapStoreError { () throws(StoreError) -> [StoreObjectID: Int64] in try store.engine.save(changes) }
         let inserted = changes.inserted.map { NSManagedObjectID(entity: entity, store: store, storeID: $0.objectID) }

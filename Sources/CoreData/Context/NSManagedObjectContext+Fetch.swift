@@ -200,45 +200,36 @@ extension NSManagedObjectContext {
             }
         }
         for store in targetStores {
-            let result = try mapStoreError { () throws(StoreError) -> StoreFetchResult in try readEngine(for: store).execute(storeRequest) }
-            switch result {
-            case .rows(let rows):
-                progress?.expect(rows.count)
-                objects.reserveCapacity(objects.count + rows.count)
-                // Only into an empty registry: a refetch of registered objects must not double it.
-                if registered.count == 0 { registered.reserveCapacity(rows.count) }
-                var entities = EntityLookup(store: store)
-                for row in rows {
+            let answer = try mapStoreError { () throws(StoreError) -> StoreFetchRuns in try readEngine(for: store).executeInRuns(storeRequest) }
+            var runs: [[StoreRow]]
+            switch consume answer {
+            case .rows(let found): runs = found
+            case .other(.rows(let rows)): runs = [rows]
+            case .other(.objectIDs(let ids)):
+                try registerIdentities(ids, store: store, fills: storeRequest.resultType == .rows && !request.returnsObjectsAsFaults,
+                                       refresh: request.shouldRefreshRefetchedObjects, into: &objects, progress: progress)
+                continue
+            case .other(.count):
+                continue
+            }
+            let total = runs.reduce(0) { $0 + $1.count }
+            progress?.expect(total)
+            objects.reserveCapacity(objects.count + total)
+            // Only into an empty registry: a refetch of registered objects must not double it.
+            if registered.count == 0 { registered.reserveCapacity(total) }
+            var entities = EntityLookup(store: store)
+            for index in runs.indices {
+                // A run is freed once its objects are made, so the fetch never holds every row
+                // beside every object (objects keep a row's values, not the row).
+                let run = runs[index]
+                runs[index] = []
+                for row in run {
                     try progress?.checkCancelled()
                     objects.append(try register(row, store: store, entities: &entities, asFault: request.returnsObjectsAsFaults, refresh: request.shouldRefreshRefetchedObjects))
                     progress?.advance()
                 }
-                reportReleasesIfMany()
-            case .objectIDs(let ids):
-                // Identities only: asked for, or the answer of a store that loads lazily (a
-                // user's NSIncrementalStore). Objects the request wants filled are read a chunk
-                // at a time, so that cancellation and awakeFromFetch interleave as with rows.
-                let fills = storeRequest.resultType == .rows && !request.returnsObjectsAsFaults
-                var unfilled: [NSManagedObject] = []
-                progress?.expect(ids.count)
-                for id in ids {
-                    try progress?.checkCancelled()
-                    let object = try registerFault(id, store: store)
-                    if request.shouldRefreshRefetchedObjects { refreshRefetched(object, row: nil) }
-                    objects.append(object)
-                    if fills {
-                        unfilled.append(object)
-                        if unfilled.count >= FetchProgress.reportInterval {
-                            try fill(unfilled, from: store)
-                            unfilled = []
-                        }
-                    }
-                    progress?.advance()
-                }
-                try fill(unfilled, from: store)
-            case .count:
-                continue
             }
+            reportReleasesIfMany()
         }
         guard !paged else { return objects }
 
@@ -277,6 +268,32 @@ extension NSManagedObjectContext {
         let start = min(max(0, request.fetchOffset), objects.count)
         let end = request.fetchLimit > 0 ? min(objects.count, start + request.fetchLimit) : objects.count
         return Array(objects[start..<end])
+    }
+
+    /// Registers a store's answer of identities only: asked for, or the answer of a store that
+    /// loads lazily (a user's NSIncrementalStore). Objects the request wants filled (`fills`)
+    /// are read a chunk at a time, so that cancellation and awakeFromFetch interleave as with rows.
+    private func registerIdentities(
+        _ ids: [StoreObjectID], store: NSPersistentStore, fills: Bool, refresh: Bool,
+        into objects: inout [NSManagedObject], progress: FetchProgress?
+    ) throws {
+        var unfilled: [NSManagedObject] = []
+        progress?.expect(ids.count)
+        for id in ids {
+            try progress?.checkCancelled()
+            let object = try registerFault(id, store: store)
+            if refresh { refreshRefetched(object, row: nil) }
+            objects.append(object)
+            if fills {
+                unfilled.append(object)
+                if unfilled.count >= FetchProgress.reportInterval {
+                    try fill(unfilled, from: store)
+                    unfilled = []
+                }
+            }
+            progress?.advance()
+        }
+        try fill(unfilled, from: store)
     }
 
     /// The context's object for a fetched row: the registered one if any, else a new one.

@@ -286,9 +286,9 @@ open class NSMigrationManager: NSObject {
         var planBySourceEntity: [String: Int] = [:]
         for (index, plan) in plans.enumerated() { if let name = plan.source.name { planBySourceEntity[name] = index } }
         func migratedID(_ id: StoreObjectID) -> StoreObjectID? {
-            guard let index = planBySourceEntity[id.entityName], let name = plans[index].destination.name,
+            guard let index = planBySourceEntity[id.entityName], plans[index].destination.name != nil,
                   let key = plans[index].destinationKey(of: id.primaryKey) else { return nil }
-            return StoreObjectID(entityName: name, primaryKey: key)
+            return StoreObjectID(entity: plans[index].destination.entityNumber, primaryKey: key)
         }
 
         try copyMetadata(from: source, to: destination)
@@ -311,10 +311,11 @@ open class NSMigrationManager: NSObject {
             guard let sourceName = plan.source.name else { continue }
             let layout = plan.destinationLayout
             let mandatory = mandatorySlots(of: plan.destination)
+            let sourceEntity = EntityNumber(sourceName)
             var start = 0
             while start < plan.sourceKeys.count {
                 let end = min(plan.sourceKeys.count, start + Self.batchSize)
-                let ids = plan.sourceKeys[start..<end].map { StoreObjectID(entityName: sourceName, primaryKey: $0) }
+                let ids = plan.sourceKeys[start..<end].map { StoreObjectID(entity: sourceEntity, primaryKey: $0) }
                 var rows = try mapStoreError { () throws(StoreError) -> [StoreRow] in try source.rows(for: ids) }
                 rows.sort { $0.objectID.primaryKey < $1.objectID.primaryKey }
                 for row in rows {

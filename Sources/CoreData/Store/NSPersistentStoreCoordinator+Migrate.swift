@@ -61,7 +61,8 @@ extension NSPersistentStoreCoordinator {
                 for (entity, rows) in rowsByEntity where !rows.isEmpty {
                     guard let name = entity.name else { continue }
                     let keys = try destination.newPrimaryKeys(entityName: name, count: rows.count)
-                    for (row, key) in zip(rows, keys) { newIDs[row.objectID] = StoreObjectID(entityName: name, primaryKey: key) }
+                    let number = EntityNumber(name)
+                    for (row, key) in zip(rows, keys) { newIDs[row.objectID] = StoreObjectID(entity: number, primaryKey: key) }
                 }
                 // `from` and `property` name the row that refers to `id`, for the error.
                 func renamed(_ id: StoreObjectID, from source: StoreObjectID, property: String) throws(StoreError) -> StoreObjectID {

@@ -1,3 +1,4 @@
+import CoreDataModel
 import CoreDataBinaryFormat
 import CoreDataStorage
 import Foundation
@@ -88,6 +89,7 @@ extension BinaryStore: StoreHistoryRecording {
         guard let table = try historyTable() else { return [] }
         var reader = HistoryReader(catalog: catalog, includesChanges: false)
         var doomed: [StoreObjectID] = []
+        let entity = EntityNumber(HistoryRecordCodec.entityName)
         for position in table.keys.indices where table.locations[position] != 0 {
             let key = table.keys[position]
             switch cutoff {
@@ -96,7 +98,7 @@ extension BinaryStore: StoreHistoryRecording {
             case .before(let date):
                 guard try reader.transaction(at: table.locations[position], in: self).timestamp < date else { return doomed }
             }
-            doomed.append(StoreObjectID(entityName: HistoryRecordCodec.entityName, primaryKey: key))
+            doomed.append(StoreObjectID(entity: entity, primaryKey: key))
         }
         return doomed
     }

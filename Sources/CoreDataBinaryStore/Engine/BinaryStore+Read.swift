@@ -226,13 +226,13 @@ extension BinaryStore {
         var skip = max(0, offset)
         let most = limit > 0 ? limit : Int.max
         for entityID in entityIDs where entityID < index.tables.count && entityID < catalog.entities.count {
-            let name = catalog.entities[entityID].name
+            let entity = catalog.entities[entityID].number
             let table = index.tables[entityID]
             ids.reserveCapacity(ids.count + min(most - ids.count, table.liveCount))
             for position in table.keys.indices where table.locations[position] != 0 {
                 if skip > 0 { skip -= 1; continue }
                 guard ids.count < most else { return ids }
-                ids.append(StoreObjectID(entityName: name, primaryKey: table.keys[position]))
+                ids.append(StoreObjectID(entity: entity, primaryKey: table.keys[position]))
             }
         }
         return ids
@@ -245,28 +245,41 @@ extension BinaryStore {
     }
 
     public func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult {
-        try sharedRead { () throws(StoreError) -> StoreFetchResult in
+        switch try answer(request, inRuns: false) {
+        // Asked for one run, a scan gives one: no copy.
+        case .rows(let runs): return .rows(runs.count == 1 ? runs[0] : Array(runs.joined()))
+        case .other(let result): return result
+        }
+    }
+
+    /// A scan of rows in key order answers in runs of ``BinaryStore/rowRunLength`` rows.
+    public func executeInRuns(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchRuns {
+        try answer(request, inRuns: true)
+    }
+
+    private func answer(_ request: StoreFetchRequest, inRuns: Bool) throws(StoreError) -> StoreFetchRuns {
+        try sharedRead { () throws(StoreError) -> StoreFetchRuns in
             let entityIDs = request.entityNames.compactMap { catalog.entityID(of: $0) }
             let index = try loadedIndex()
             if request.predicate == nil, request.sortDescriptors.isEmpty {
                 switch request.resultType {
                 case .count:
                     let total = entityIDs.reduce(0) { $0 + index.liveCount(entityID: $1) }
-                    return .count(max(0, min(total - max(0, request.offset), request.limit > 0 ? request.limit : Int.max)))
+                    return .other(.count(max(0, min(total - max(0, request.offset), request.limit > 0 ? request.limit : Int.max))))
                 case .objectIDs:
-                    return .objectIDs(Self.liveIDs(in: index, entityIDs: entityIDs, catalog: catalog, offset: request.offset, limit: request.limit))
+                    return .other(.objectIDs(Self.liveIDs(in: index, entityIDs: entityIDs, catalog: catalog, offset: request.offset, limit: request.limit)))
                 case .rows:
                     break
                 }
             }
             if let compiled = CompiledFetch.compile(request) {
-                return try scan(request, compiled: compiled, entityIDs: entityIDs)
+                return try scan(request, compiled: compiled, entityIDs: entityIDs, inRuns: inRuns)
             }
             let rows = try matching(request, entityIDs: entityIDs)
             switch request.resultType {
-            case .count: return .count(rows.count)
-            case .objectIDs: return .objectIDs(rows.map(\.objectID))
-            case .rows: return .rows(rows)
+            case .count: return .other(.count(rows.count))
+            case .objectIDs: return .other(.objectIDs(rows.map(\.objectID)))
+            case .rows: return .rows([rows])
             }
         }
     }

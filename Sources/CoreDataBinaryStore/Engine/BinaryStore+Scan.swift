@@ -1,12 +1,18 @@
+import CoreDataModel
 import CoreDataBinaryFormat
 import CoreDataStorage
 import Foundation
 
 extension BinaryStore {
+    /// Rows per run of ``executeInRuns(_:)``: 160 KB of rows, small beside a large fetch's
+    /// objects (whose memory the runs stop adding to) and large enough that the run array's
+    /// own cost is nothing per row.
+    public static let rowRunLength = 4096
+
     /// A match found by a scan: where its record is, its key, and the values it sorts by.
     struct ScanMatch {
-        var entityName: String
-        var key: Int64
+        /// Its object ID: ties sort by it (entity name, then key).
+        var id: StoreObjectID
         var location: UInt64
         var sortValues: [StoreValue]
     }
@@ -16,15 +22,17 @@ extension BinaryStore {
     /// only for the results. With a sort and a limit it keeps the best `offset + limit` matches.
     /// With ``SecondaryIndex`` candidates, only those records are read.
     ///
+    /// Rows found in key order come in runs of ``rowRunLength`` when `inRuns`, else in one run.
+    ///
     /// Caller holds `rw` (shared). Complexity: O(n) partial decodes for n rows of the entities
     /// (or the index's candidates), plus O(m log k) comparisons for m matches kept to k.
-    func scan(_ request: StoreFetchRequest, compiled: CompiledFetch, entityIDs: [Int]) throws(StoreError) -> StoreFetchResult {
+    func scan(_ request: StoreFetchRequest, compiled: CompiledFetch, entityIDs: [Int], inRuns: Bool) throws(StoreError) -> StoreFetchRuns {
         let offset = max(0, request.offset)
         let keep = request.limit > 0 ? offset + request.limit : Int.max
         let order = compiled.order
         // Without a sort, matches come in object-ID order: one entity's keys are already in it,
         // so the scan can stop once it has enough.
-        let entityNames = entityIDs.map { catalog.entities[$0].name }
+        let entityNumbers = entityIDs.map { catalog.entities[$0].number }
         let stopEarly = order == nil && entityIDs.count == 1
         var matches: [ScanMatch] = []
         let topK = order != nil && keep < Int.max
@@ -36,17 +44,19 @@ extension BinaryStore {
                 case .orderedSame: break
                 }
             }
-            return (a.entityName, a.key) < (b.entityName, b.key)
+            return a.id < b.id
         }
 
         // Rows of one entity in key order are the answer as they are found: each record is
         // decoded once, where it lies, instead of matched here and read again afterwards.
         let inlineRows = order == nil && entityIDs.count == 1 && request.resultType == .rows
         var rows: [StoreRow] = []
+        var runs: [[StoreRow]] = []
+        if inlineRows, inRuns { rows.reserveCapacity(Self.rowRunLength) }
         var matched = 0
         var values = [StoreValue](repeating: .null, count: compiled.keys.count)
         let index = try loadedIndex()
-        scanning: for (entityID, entityName) in zip(entityIDs, entityNames) where entityID < index.tables.count {
+        scanning: for (entityID, entity) in zip(entityIDs, entityNumbers) where entityID < index.tables.count {
             let table = index.tables[entityID]
             let slots = catalog.entities[entityID].properties.map { compiled.keys.firstIndex(of: $0) ?? -1 }
             let candidates = try candidatePositions(compiled, entityID: entityID, table: table)
@@ -66,6 +76,11 @@ extension BinaryStore {
                         if matched >= offset {
                             guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts, external: externalLoader).1 else { continue }
                             rows.append(row)
+                            if inRuns, rows.count == Self.rowRunLength {
+                                runs.append(rows)
+                                rows = []
+                                rows.reserveCapacity(Self.rowRunLength)
+                            }
                         } else if compiled.filter == nil,
                                   try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).kind != .row {
                             continue
@@ -77,7 +92,7 @@ extension BinaryStore {
                 } catch {
                     throw .corrupt(detail: error.within(Self.describe(location)).description)
                 }
-                let match = ScanMatch(entityName: entityName, key: table.keys[position], location: location, sortValues: order == nil ? [] : values)
+                let match = ScanMatch(id: StoreObjectID(entity: entity, primaryKey: table.keys[position]), location: location, sortValues: order == nil ? [] : values)
                 if topK {
                     if matches.count == keep, let last = matches.last, !better(match, last) { continue }
                     var low = 0
@@ -94,26 +109,29 @@ extension BinaryStore {
                 }
             }
         }
-        if inlineRows { return .rows(rows) }
+        if inlineRows {
+            if !rows.isEmpty || runs.isEmpty { runs.append(rows) }
+            return .rows(runs)
+        }
         if order != nil, !topK {
             matches.sort(by: better)
         } else if order == nil, entityIDs.count > 1 {
-            matches.sort { ($0.entityName, $0.key) < ($1.entityName, $1.key) }
+            matches.sort { $0.id < $1.id }
         }
         let start = min(offset, matches.count)
         let end = request.limit > 0 ? min(matches.count, start + request.limit) : matches.count
         let page = matches[start..<end]
         switch request.resultType {
         case .count:
-            return .count(page.count)
+            return .other(.count(page.count))
         case .objectIDs:
-            return .objectIDs(page.map { StoreObjectID(entityName: $0.entityName, primaryKey: $0.key) })
+            return .other(.objectIDs(page.map(\.id)))
         case .rows:
             rows.reserveCapacity(page.count)
             for match in page {
                 if let row = try readRow(at: match.location) { rows.append(row) }
             }
-            return .rows(rows)
+            return .rows([rows])
         }
     }
 
@@ -156,3 +174,4 @@ extension BinaryStore {
         return built
     }
 }
+

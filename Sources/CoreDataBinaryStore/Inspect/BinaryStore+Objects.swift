@@ -22,7 +22,8 @@ extension BinaryStore {
             guard let entityID = catalog.entityID(of: name), entityID < index.tables.count else { return [] }
             var ids: [StoreObjectID] = []
             ids.reserveCapacity(index.tables[entityID].liveCount)
-            index.tables[entityID].forEachLive { key, _ in ids.append(StoreObjectID(entityName: name, primaryKey: key)) }
+            let entity = catalog.entities[entityID].number
+            index.tables[entityID].forEachLive { key, _ in ids.append(StoreObjectID(entity: entity, primaryKey: key)) }
             return ids
         }
     }

@@ -85,7 +85,7 @@ extension BinaryStore {
                 for record in transaction.records {
                     // Catalog numbers only grow (§6), so the latest catalog names every record.
                     guard record.entityID < catalog.entities.count else { continue }
-                    let id = StoreObjectID(entityName: catalog.entities[record.entityID].name, primaryKey: record.key)
+                    let id = StoreObjectID(entity: catalog.entities[record.entityID].number, primaryKey: record.key)
                     let key = ObjectKey(entityID: record.entityID, key: record.key)
                     if record.tombstone {
                         commit.deleted.append(id)

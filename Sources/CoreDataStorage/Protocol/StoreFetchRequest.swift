@@ -69,3 +69,11 @@ public enum StoreFetchResult: Sendable {
     case objectIDs([StoreObjectID])
     case count(Int)
 }
+
+/// A fetch's answer with its rows in runs (``PersistentStoreEngine/executeInRuns(_:)``).
+public enum StoreFetchRuns: Sendable {
+    /// The rows in runs, in the order one array would hold them.
+    case rows([[StoreRow]])
+    /// Any other answer, as ``PersistentStoreEngine/execute(_:)`` gives it.
+    case other(StoreFetchResult)
+}

@@ -41,6 +41,8 @@ public struct XMLStoreSchema: @unchecked Sendable {
     private final class Entity {
         let entity: NSEntityDescription
         let name: String
+        /// The process-wide number of `name`, which the IDs of rows read carry.
+        let number: EntityNumber
         let writtenName: String
         /// Persistent properties in the model's order, for writing.
         let properties: [Property]
@@ -52,6 +54,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
         init(entity: NSEntityDescription, name: String, writtenName: String, properties: [Property], byWrittenName: [String: Property], layout: PropertyLayout) {
             self.entity = entity
             self.name = name
+            self.number = EntityNumber(name)
             self.writtenName = writtenName
             self.properties = properties
             self.byWrittenName = byWrittenName
@@ -228,7 +231,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
                     try report(XMLStoreError(line: relationship.line, "relationship '\(relationship.name)' refers to z\(id), a '\(target.name)', not a '\(destination.name ?? "")'"))
                     continue relationships
                 }
-                targets.append(StoreObjectID(entityName: target.name, primaryKey: id))
+                targets.append(StoreObjectID(entity: target.number, primaryKey: id))
             }
             if description.isToMany {
                 values[property.slot] = .references(targets)
@@ -236,7 +239,7 @@ public struct XMLStoreSchema: @unchecked Sendable {
                 values[property.slot] = .reference(target)
             }
         }
-        return StoreRow(objectID: StoreObjectID(entityName: entity.name, primaryKey: object.id), version: object.version, layout: entity.layout, slots: values)
+        return StoreRow(objectID: StoreObjectID(entity: entity.number, primaryKey: object.id), version: object.version, layout: entity.layout, slots: values)
     }
 
     /// The store metadata the file holds: its property list, with `NSStoreUUID` from `<UUID>` and

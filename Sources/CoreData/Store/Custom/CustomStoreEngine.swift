@@ -111,7 +111,7 @@ class CustomStoreEngine<Store: NSPersistentStore>: PersistentStoreEngine, @unche
         lock.lock()
         let key = references.key(for: hashable, entityName: name)
         lock.unlock()
-        return NSManagedObjectID(entity: entity, store: store, storeID: StoreObjectID(entityName: name, primaryKey: key))
+        return NSManagedObjectID(entity: entity, store: store, storeID: StoreObjectID(entity: entity.entityNumber, primaryKey: key))
     }
 
     /// Apple's `referenceObject(for:)`: the reference object an ID was made from. Traps for a
