@@ -60,12 +60,14 @@ extension BinaryStore {
             let table = index.tables[entityID]
             let slots = catalog.entities[entityID].properties.map { compiled.keys.firstIndex(of: $0) ?? -1 }
             let candidates = try candidatePositions(compiled, entityID: entityID, table: table)
+            var prefilter = RawPrefilter(compiled, entity: catalog.entities[entityID], sorts: topK && entityIDs.count == 1)
             var run = PageRun()
             for step in 0..<(candidates?.count ?? table.keys.count) {
                 let position = candidates?[step] ?? step
                 let location = table.locations[position]
                 guard location != 0 else { continue }
                 let (bytes, range) = try recordBytes(at: location, run: &run)
+                if prefilter?.skips(bytes, range, entityID: entityID) == true { continue }
                 do {
                     if compiled.filter != nil || !inlineRows {
                         let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values, external: externalLoader)
@@ -103,6 +105,7 @@ extension BinaryStore {
                     }
                     matches.insert(match, at: low)
                     if matches.count > keep { matches.removeLast() }
+                    if matches.count == keep, let last = matches.last { prefilter?.sortsAfter(last.sortValues) }
                 } else {
                     matches.append(match)
                     if stopEarly, matches.count >= keep { break scanning }
@@ -175,3 +178,84 @@ extension BinaryStore {
     }
 }
 
+/// The cheap first look of a scan at each record (``RecordProbe``): the integer tests of the
+/// filter (``CompiledFetch/integerTests``) and, once a top-k fetch holds k matches, whether the
+/// record's sort string (``CompiledFetch/stringSort``) comes after the last of them, on the raw
+/// bytes. A record it skips would be dropped by the full path too; any record it cannot judge
+/// (a null, a non-ASCII string, a value out of its attribute's range) goes to the full path.
+private struct RawPrefilter {
+    private var probe: RecordProbe
+    /// Per test, its integer's position in the probe, the test, and the attribute's range.
+    private let tests: [(position: Int, test: (Int64) -> Bool, fits: (Int64) -> Bool)]
+    /// The slot of the sort key in the compiled values; -1 without a string sort.
+    private let sortSlot: Int
+    private let ascending: Bool
+    /// The sort string of the last of k matches, when it is ASCII.
+    private var last: [UInt8]?
+
+    /// Nil when there is nothing to judge on raw bytes. `sorts`: whether a record may be
+    /// skipped for sorting after the last match (a top-k fetch of one entity, whose records come
+    /// in key order, so that a tie also sorts after it).
+    init?(_ compiled: CompiledFetch, entity: Catalog.Entity, sorts: Bool) {
+        guard let integerTests = compiled.integerTests else { return nil }
+        var columns: [Int] = []
+        var resolved: [(column: Int, test: (Int64) -> Bool, fits: (Int64) -> Bool)] = []
+        for test in integerTests {
+            // An attribute no record of the entity holds is null everywhere: the full path.
+            guard let column = entity.index(of: test.key) else { return nil }
+            columns.append(column)
+            resolved.append((column, test.test, test.fits))
+        }
+        columns = Array(Set(columns)).sorted()
+        tests = resolved.map { test in (columns.firstIndex(of: test.column) ?? 0, test.test, test.fits) }
+        var stringColumn = -1
+        var sortSlot = -1
+        if sorts, let sort = compiled.stringSort, let column = entity.index(of: sort.key), let slot = compiled.keys.firstIndex(of: sort.key) {
+            stringColumn = column
+            sortSlot = slot
+        }
+        guard !tests.isEmpty || sortSlot >= 0 else { return nil }
+        probe = RecordProbe(integerColumns: columns, stringColumn: stringColumn)
+        self.sortSlot = sortSlot
+        ascending = compiled.stringSort?.ascending ?? true
+    }
+
+    /// Whether the record in `bytes[range]` cannot be a result.
+    mutating func skips(_ bytes: [UInt8], _ range: Range<Int>, entityID: Int) -> Bool {
+        guard probe.probe(bytes, from: range.lowerBound, to: range.upperBound, entityID: entityID) else { return false }
+        for test in tests {
+            let value = probe.integers[test.position]
+            // A conjunction fails with any test that fails; a value out of range is judged by the full path.
+            if test.fits(value), !test.test(value) { return true }
+        }
+        guard let last, sortSlot >= 0, let order = Self.asciiOrder(bytes, probe.string, last) else { return false }
+        // A tie sorts after the last match too: its object ID is larger (key order).
+        return ascending ? order != .orderedAscending : order != .orderedDescending
+    }
+
+    /// Notes the sort values of the last of k matches.
+    mutating func sortsAfter(_ values: [StoreValue]) {
+        guard sortSlot >= 0, sortSlot < values.count, case .string(var text) = values[sortSlot] else {
+            last = nil
+            return
+        }
+        last = text.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } ? Array(utf8) : nil }
+    }
+
+    /// Byte order of the string at `range` and the ASCII bytes `other`, as `compare:` orders
+    /// ASCII strings; nil when the string is not ASCII.
+    private static func asciiOrder(_ bytes: [UInt8], _ range: Range<Int>, _ other: [UInt8]) -> ComparisonResult? {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer -> ComparisonResult? in
+            var high: UInt8 = 0
+            for index in range { high |= buffer[index] }
+            guard high < 0x80 else { return nil }
+            let shared = min(range.count, other.count)
+            for offset in 0..<shared {
+                let (u, v) = (buffer[range.lowerBound + offset], other[offset])
+                if u != v { return u < v ? .orderedAscending : .orderedDescending }
+            }
+            return range.count == other.count ? .orderedSame : (range.count < other.count ? .orderedAscending : .orderedDescending)
+        }
+    }
+}

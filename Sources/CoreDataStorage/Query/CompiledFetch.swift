@@ -33,6 +33,24 @@ package struct CompiledFetch {
     /// Slots of an attribute compared with a constant in a top-level conjunct, for index use:
     /// `(key, operator, constant)`.
     package let conjuncts: [(key: String, type: CoreDataPredicate.NSComparisonPredicate.Operator, constant: Any?)]
+    /// The predicate as integer tests a store may run on a record's raw integers before
+    /// decoding it: every test must pass. Empty without a predicate; nil when the predicate is
+    /// anything but a conjunction of integer attributes compared with integer constants. A
+    /// value that is absent, not an integer, or out of its attribute's range (`fits`) must go
+    /// through ``filter`` instead.
+    package let integerTests: [IntegerTest]?
+    /// The sort when it is one string attribute by `compare:`, which orders ASCII strings by
+    /// their bytes: a store may compare a record's raw ASCII bytes to decide it sorts after
+    /// another. Nil for any other sort.
+    package let stringSort: (key: String, ascending: Bool)?
+
+    /// One comparison of an integer attribute with an integer constant.
+    package struct IntegerTest {
+        package let key: String
+        package let test: (Int64) -> Bool
+        /// Whether a stored value reads back unchanged as the attribute's Swift type.
+        package let fits: (Int64) -> Bool
+    }
 
     /// Compiles `request`'s predicate and sort, or returns nil when either reads more than plain
     /// attributes of the fetched entity.
@@ -50,7 +68,15 @@ package struct CompiledFetch {
             guard let compiled = builder.sort(request.sortDescriptors) else { return nil }
             order = compiled
         }
-        return CompiledFetch(keys: builder.keys, filter: filter, order: order, conjuncts: conjuncts)
+        let integerTests = request.predicate.map(builder.integerConjunction) ?? []
+        var stringSort: (key: String, ascending: Bool)?
+        if request.sortDescriptors.count == 1, let descriptor = request.sortDescriptors.first, let key = descriptor.key,
+           descriptor.comparesStoredValuesBySelector, (descriptor.selector ?? .compare) == .compare,
+           request.entity.attributesByName[key]?.attributeType == .stringAttributeType {
+            stringSort = (key, descriptor.ascending)
+        }
+        return CompiledFetch(
+            keys: builder.keys, filter: filter, order: order, conjuncts: conjuncts, integerTests: integerTests, stringSort: stringSort)
     }
 
     /// The slot values of `row`, for stores that hold rows (and for tests).
@@ -185,6 +211,25 @@ package struct CompiledFetch {
             case .greaterThanOrEqualTo: return { $0 >= bound }
             default: return nil
             }
+        }
+
+        /// The predicate as integer tests (``CompiledFetch/integerTests``), or nil.
+        func integerConjunction(_ predicate: NSPredicate) -> [IntegerTest]? {
+            if let compound = predicate as? NSCompoundPredicate {
+                guard compound.compoundPredicateType == .and, !compound.subpredicates.isEmpty else { return nil }
+                var tests: [IntegerTest] = []
+                for sub in compound.subpredicates {
+                    guard let more = integerConjunction(sub) else { return nil }
+                    tests += more
+                }
+                return tests
+            }
+            guard let comparison = predicate as? NSComparisonPredicate, comparison.comparisonPredicateModifier == .direct,
+                  comparison.options.isEmpty, let attribute = attribute(of: comparison.leftExpression),
+                  let constant = Self.constant(comparison.rightExpression), let bound = Self.exactInteger(constant.value),
+                  let fits = Self.integerRange(attribute.attributeType), let test = Self.integerTest(comparison.predicateOperatorType, bound)
+            else { return nil }
+            return [IntegerTest(key: attribute.name, test: test, fits: fits)]
         }
 
         /// The comparisons an index can answer: top-level conjuncts of `attribute OP constant`.
