@@ -37,8 +37,6 @@ public struct Catalog: Sendable, Equatable {
     /// The entity names by ID: most models have a handful of entities, and comparing a short
     /// name with each costs less than hashing it (every point lookup asks).
     private var names: [String] = []
-    /// The entity IDs by process-wide number, for IDs (which carry numbers, not names).
-    private var idsByNumber: [EntityNumber: Int] = [:]
 
     public init() {}
 
@@ -51,7 +49,9 @@ public struct Catalog: Sendable, Equatable {
 
     /// The ID of the entity an object ID names, or `nil` when the catalog does not name it.
     public func entityID(of entity: EntityNumber) -> Int? {
-        guard entities.count <= 8 else { return idsByNumber[entity] }
+        // No table by number: every field of the catalog is retained when a store copies it
+        // for a lookup, and one more field cost a point lookup more than the name's hash saves.
+        guard entities.count <= 8 else { return ids[entity.name] }
         for id in entities.indices where entities[id].number == entity { return id }
         return nil
     }
@@ -67,9 +67,7 @@ public struct Catalog: Sendable, Equatable {
             id = entities.count
             ids[name] = id
             names.append(name)
-            let entity = Entity(name: name)
-            idsByNumber[entity.number] = id
-            entities.append(entity)
+            entities.append(Entity(name: name))
             changed = true
         }
         for property in properties where entities[id].add(property) { changed = true }
