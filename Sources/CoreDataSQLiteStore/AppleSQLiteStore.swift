@@ -52,7 +52,7 @@ public final class AppleSQLiteStore: PersistentStoreEngine, @unchecked Sendable 
         var metadata: StoreMetadata
         /// The next key of each hierarchy, by root entity number.
         var nextKeys: [Int64: Int64] = [:]
-        /// The table each object key lives in → key → entity name: resolves references (§5).
+        /// The table each object key lives in → key → entity: resolves references (§5).
         var entityOfKey: [String: [Int64: EntityNumber]] = [:]
         var dataVersion: Int64 = 0
         var isClosed = false

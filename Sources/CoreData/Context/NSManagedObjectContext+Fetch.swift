@@ -296,9 +296,6 @@ extension NSManagedObjectContext {
         try fill(unfilled, from: store)
     }
 
-    /// The context's object for a fetched row: the registered one if any, else a new one.
-    /// A registered fault gets the row's values: cached for later, or filled in at once when the
-    /// request does not want faults.
     /// The entities of a fetch's rows, remembering the last one: a fetch's rows are mostly of
     /// one entity, and comparing an entity number costs less than hashing a name.
     private struct EntityLookup {
@@ -321,6 +318,9 @@ extension NSManagedObjectContext {
         }
     }
 
+    /// The context's object for a fetched row: the registered one if any, else a new one.
+    /// A registered fault gets the row's values: cached for later, or filled in at once when the
+    /// request does not want faults.
     private func register(_ row: StoreRow, store: NSPersistentStore, entities: inout EntityLookup, asFault: Bool, refresh: Bool) throws -> NSManagedObject {
         // Rows come from files; a row of an entity the model lacks is damage, reported, not trapped.
         guard let entity = entities.entity(row.objectID.entity) else {

@@ -165,10 +165,20 @@ public enum HistoryRecordCodec {
         var names: [String] = []
         names.reserveCapacity(nameCount)
         for _ in 0..<nameCount { names.append(try reader.string("name")) }
-        func name(_ what: String) throws(BinaryFormatError) -> String {
+        func nameIndex(_ what: String) throws(BinaryFormatError) -> Int {
             let index = try reader.count(what, atMost: Int(Int32.max))
             guard index < names.count else { throw BinaryFormatError("", "\(what) \(index) is not among the list's \(names.count) names") }
-            return names[index]
+            return index
+        }
+        func name(_ what: String) throws(BinaryFormatError) -> String { names[try nameIndex(what)] }
+        // Entity numbers made once per name of the list, not per change (each takes a lock).
+        var numbers = [EntityNumber?](repeating: nil, count: names.count)
+        func entityNumber(_ what: String) throws(BinaryFormatError) -> EntityNumber {
+            let index = try nameIndex(what)
+            if let number = numbers[index] { return number }
+            let number = EntityNumber(names[index])
+            numbers[index] = number
+            return number
         }
         let count = try reader.count("change count", atMost: reader.remaining / 3)
         var changes: [StoreHistoryChange] = []
@@ -176,12 +186,12 @@ public enum HistoryRecordCodec {
         for _ in 0..<count {
             let rawKind = try reader.uint8("change kind")
             guard let kind = ChangeKind(rawValue: rawKind) else { throw BinaryFormatError("", "unknown change kind \(rawKind)") }
-            let entity = try name("entity name index")
+            let entity = try entityNumber("entity name index")
             let key = try reader.varint("primary key")
             guard key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey) else {
                 throw BinaryFormatError("", "primary key \(key) is outside 1...2^62")
             }
-            let id = StoreObjectID(entityName: entity, primaryKey: Int64(key))
+            let id = StoreObjectID(entity: entity, primaryKey: Int64(key))
             switch kind {
             case .insert:
                 changes.append(StoreHistoryChange(kind: .insert, objectID: id))

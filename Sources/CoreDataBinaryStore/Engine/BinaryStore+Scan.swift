@@ -193,11 +193,13 @@ private struct RawPrefilter {
     /// The sort string of the last of k matches, when it is ASCII.
     private var last: [UInt8]?
 
-    /// Nil when there is nothing to judge on raw bytes. `sorts`: whether a record may be
+    /// Nil when there is nothing to judge on raw bytes. A predicate that is not a conjunction of
+    /// integer tests is left to the full path, but a record that sorts after the last of k
+    /// matches cannot enter them whether or not it matches. `sorts`: whether a record may be
     /// skipped for sorting after the last match (a top-k fetch of one entity, whose records come
     /// in key order, so that a tie also sorts after it).
     init?(_ compiled: CompiledFetch, entity: Catalog.Entity, sorts: Bool) {
-        guard let integerTests = compiled.integerTests else { return nil }
+        let integerTests = compiled.integerTests ?? []
         var columns: [Int] = []
         var resolved: [(column: Int, test: (Int64) -> Bool, fits: (Int64) -> Bool)] = []
         for test in integerTests {
@@ -215,7 +217,7 @@ private struct RawPrefilter {
             sortSlot = slot
         }
         guard !tests.isEmpty || sortSlot >= 0 else { return nil }
-        probe = RecordProbe(integerColumns: columns, stringColumn: stringColumn)
+        probe = RecordProbe(integerColumns: columns, stringColumn: stringColumn, propertyCount: entity.properties.count)
         self.sortSlot = sortSlot
         ascending = compiled.stringSort?.ascending ?? true
     }
@@ -246,16 +248,8 @@ private struct RawPrefilter {
     /// ASCII strings; nil when the string is not ASCII.
     private static func asciiOrder(_ bytes: [UInt8], _ range: Range<Int>, _ other: [UInt8]) -> ComparisonResult? {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
-        return bytes.withUnsafeBufferPointer { buffer -> ComparisonResult? in
-            var high: UInt8 = 0
-            for index in range { high |= buffer[index] }
-            guard high < 0x80 else { return nil }
-            let shared = min(range.count, other.count)
-            for offset in 0..<shared {
-                let (u, v) = (buffer[range.lowerBound + offset], other[offset])
-                if u != v { return u < v ? .orderedAscending : .orderedDescending }
-            }
-            return range.count == other.count ? .orderedSame : (range.count < other.count ? .orderedAscending : .orderedDescending)
+        return bytes.withUnsafeBufferPointer { buffer in
+            other.withUnsafeBufferPointer { CompiledFetch.asciiOrder(UnsafeBufferPointer(rebasing: buffer[range]), $0) }
         }
     }
 }

@@ -24,6 +24,7 @@ public struct EntityNumber: Hashable, Sendable, CustomStringConvertible {
     /// The entity name this number stands for.
     public var name: String { EntityNameTable.name(of: rawValue) }
 
+    /// The entity name.
     public var description: String { name }
 }
 
@@ -72,6 +73,7 @@ enum EntityNameTable {
 
     static func name(of number: UInt32) -> String {
         let (chunk, offset) = position(of: Int(number))
+        assert(chunk < chunkCount && chunks[chunk] != nil, "CoreData: entity number \(number) was never handed out")
         return chunks[chunk].unsafelyUnwrapped[offset]
     }
 

@@ -26,7 +26,7 @@ package struct RowTable {
     private var unique = UniquenessIndex()
     private var nextKeys: [String: Int64] = [:]
     /// For ``KeyScope/storeWide``: the entity that holds each key.
-    private var keyOwners: [Int64: String] = [:]
+    private var keyOwners: [Int64: EntityNumber] = [:]
     private let entities: [String: NSEntityDescription]
     /// Persistent history, when the store records it: part of the table so that a change and
     /// its transaction are kept or dropped together.
@@ -100,14 +100,15 @@ package struct RowTable {
 
     private mutating func claimKey(of id: StoreObjectID) throws(StoreError) {
         guard keyScope == .storeWide else { return }
-        if let owner = keyOwners[id.primaryKey], owner != id.entityName { throw .duplicateObjectID(id) }
-        keyOwners[id.primaryKey] = id.entityName
+        if let owner = keyOwners[id.primaryKey], owner != id.entity { throw .duplicateObjectID(id) }
+        keyOwners[id.primaryKey] = id.entity
     }
 
     /// The rows that match `request`, in its order, paged.
     package func matching(_ request: StoreFetchRequest) -> [StoreRow] {
-        let names = Set(request.entityNames)
-        let candidates = rows.values.filter { names.contains($0.objectID.entityName) }
+        // By number: hashing an entity number costs less than hashing its name, once per row.
+        let wanted = Set(request.entityNames.map(EntityNumber.init))
+        let candidates = rows.values.filter { wanted.contains($0.objectID.entity) }
         let snapshot = rows
         return StoreQuery.run(request, candidates: candidates, resolve: { snapshot[$0] }, entities: entities)
     }

@@ -14,11 +14,14 @@ public struct StoreObjectID: Hashable, Comparable, Sendable, CustomStringConvert
     /// The object's key, unique within the store for that entity.
     public var primaryKey: Int64
 
+    /// An ID of the entity with number `entity`: no lock, no lookup.
     public init(entity: EntityNumber, primaryKey: Int64) {
         self.entity = entity
         self.primaryKey = primaryKey
     }
 
+    /// An ID of the entity named `entityName`. Looks the name's number up under a lock: make
+    /// the number once (``EntityNumber``) where IDs are made per row.
     public init(entityName: String, primaryKey: Int64) {
         self.init(entity: EntityNumber(entityName), primaryKey: primaryKey)
     }
@@ -32,7 +35,9 @@ public struct StoreObjectID: Hashable, Comparable, Sendable, CustomStringConvert
     /// By entity name, then primary key: the order does not depend on the order in which the
     /// process first saw the names.
     public static func < (lhs: StoreObjectID, rhs: StoreObjectID) -> Bool {
-        lhs.entity == rhs.entity ? lhs.primaryKey < rhs.primaryKey : lhs.entityName < rhs.entityName
+        // The raw numbers, not `EntityNumber`'s `==`: a call into another module per comparison
+        // of a sort.
+        lhs.entity.rawValue == rhs.entity.rawValue ? lhs.primaryKey < rhs.primaryKey : lhs.entityName < rhs.entityName
     }
 
     public var description: String { "\(entityName)/p\(primaryKey)" }

@@ -79,6 +79,20 @@ package struct CompiledFetch {
             keys: builder.keys, filter: filter, order: order, conjuncts: conjuncts, integerTests: integerTests, stringSort: stringSort)
     }
 
+    /// Byte order of two UTF-8 strings when both are ASCII (what `compare:` gives for them), or
+    /// nil when either has a non-ASCII byte: a store may order raw record bytes with it.
+    package static func asciiOrder(_ p: UnsafeBufferPointer<UInt8>, _ q: UnsafeBufferPointer<UInt8>) -> ComparisonResult? {
+        let n = min(p.count, q.count)
+        for i in 0..<n {
+            let (u, v) = (p[i], q[i])
+            if u >= 0x80 || v >= 0x80 { return nil }
+            if u != v { return u < v ? .orderedAscending : .orderedDescending }
+        }
+        for i in n..<p.count where p[i] >= 0x80 { return nil }
+        for i in n..<q.count where q[i] >= 0x80 { return nil }
+        return p.count == q.count ? .orderedSame : (p.count < q.count ? .orderedAscending : .orderedDescending)
+    }
+
     /// The slot values of `row`, for stores that hold rows (and for tests).
     package func slots(of row: StoreRow) -> [StoreValue] { keys.map { row[$0] } }
 
@@ -283,19 +297,7 @@ package struct CompiledFetch {
         /// has a non-ASCII character.
         static func asciiOrder(_ x: String, _ y: String) -> ComparisonResult? {
             var a = x, b = y
-            return a.withUTF8 { p in
-                b.withUTF8 { q in
-                    let n = min(p.count, q.count)
-                    for i in 0..<n {
-                        let (u, v) = (p[i], q[i])
-                        if u >= 0x80 || v >= 0x80 { return nil }
-                        if u != v { return u < v ? .orderedAscending : .orderedDescending }
-                    }
-                    for i in n..<p.count where p[i] >= 0x80 { return nil }
-                    for i in n..<q.count where q[i] >= 0x80 { return nil }
-                    return p.count == q.count ? .orderedSame : (p.count < q.count ? .orderedAscending : .orderedDescending)
-                }
-            }
+            return a.withUTF8 { p in b.withUTF8 { q in CompiledFetch.asciiOrder(p, q) } }
         }
     }
 }

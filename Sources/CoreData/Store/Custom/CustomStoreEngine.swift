@@ -109,9 +109,10 @@ class CustomStoreEngine<Store: NSPersistentStore>: PersistentStoreEngine, @unche
             preconditionFailure("CoreData: newObjectID(for:referenceObject:) needs an entity with a name")
         }
         lock.lock()
-        let key = references.key(for: hashable, entityName: name)
+        let number = entity.entityNumber
+        let key = references.key(for: hashable, entityName: name, entity: number)
         lock.unlock()
-        return NSManagedObjectID(entity: entity, store: store, storeID: StoreObjectID(entity: entity.entityNumber, primaryKey: key))
+        return NSManagedObjectID(entity: entity, store: store, storeID: StoreObjectID(entity: number, primaryKey: key))
     }
 
     /// Apple's `referenceObject(for:)`: the reference object an ID was made from. Traps for a

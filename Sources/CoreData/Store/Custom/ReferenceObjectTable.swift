@@ -19,8 +19,9 @@ struct ReferenceObjectTable {
     private var referencesByID: [StoreObjectID: AnyHashable] = [:]
     private var nextSyntheticKey: [String: Int64] = [:]
 
-    /// The key of `reference` among the objects of `entityName`, made on first use.
-    mutating func key(for reference: AnyHashable, entityName: String) -> Int64 {
+    /// The key of `reference` among the objects of `entityName` (whose number is `entity`), made
+    /// on first use.
+    mutating func key(for reference: AnyHashable, entityName: String, entity: EntityNumber) -> Int64 {
         if let key = keysByReference[entityName]?[reference] { return key }
         let key: Int64
         if let number = Self.integer(reference), number > 0, number < Self.firstSyntheticKey {
@@ -30,7 +31,7 @@ struct ReferenceObjectTable {
             nextSyntheticKey[entityName] = key + 1
         }
         keysByReference[entityName, default: [:]][reference] = key
-        referencesByID[StoreObjectID(entityName: entityName, primaryKey: key)] = reference
+        referencesByID[StoreObjectID(entity: entity, primaryKey: key)] = reference
         return key
     }
 
