@@ -195,33 +195,23 @@ final class ObjectIdentityTests: XCTestCase {
                 XCTAssertEqual(try writer.all("Author").count, 49, "[\(kind)]")
             }
 
-            // A second coordinator of the same store: its IDs find this context's objects.
+            // Another coordinator of the same store, with the same model instance or another
+            // instance of it (other entity descriptions: IDs compare and hash by entity name):
+            // its IDs find this context's objects.
             guard kind == .binary || kind == .xml, let store = container.persistentStoreCoordinator.persistentStores.first, let url = store.url else { return }
-            let other = NSPersistentStoreCoordinator(managedObjectModel: container.managedObjectModel)
-            try other.addPersistentStore(ofType: store.type, configurationName: nil, at: url, options: nil)
-            defer { for added in other.persistentStores { try? other.remove(added) } }
-            let otherContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-            otherContext.persistentStoreCoordinator = other
-            let otherID = try otherContext.performAndWait { try XCTUnwrap(otherContext.fetch(Self.author(named: "A3")).first).objectID }
-            try reader.performAndWait {
-                let object = try XCTUnwrap(reader.fetch(Self.author(named: "A3")).first)
-                XCTAssertTrue(reader.registeredObject(for: otherID) === object, "[\(kind)] an ID of another coordinator")
-                XCTAssertEqual(object.objectID, otherID, "[\(kind)]")
-            }
-
-            // A coordinator of another instance of the same model: its entity descriptions are
-            // other objects, but IDs compare (and hash) by entity name, so its IDs find ours.
-            let separate = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
-            try separate.addPersistentStore(ofType: store.type, configurationName: nil, at: url, options: nil)
-            defer { for added in separate.persistentStores { try? separate.remove(added) } }
-            let separateContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-            separateContext.persistentStoreCoordinator = separate
-            let separateID = try separateContext.performAndWait { try XCTUnwrap(separateContext.fetch(Self.author(named: "A4")).first).objectID }
-            try reader.performAndWait {
-                let object = try XCTUnwrap(reader.fetch(Self.author(named: "A4")).first)
-                XCTAssertTrue(reader.registeredObject(for: separateID) === object, "[\(kind)] an ID of another model instance")
-                XCTAssertEqual(object.objectID, separateID, "[\(kind)]")
-                XCTAssertEqual(object.objectID.hash, separateID.hash, "[\(kind)]")
+            for (model, name, what) in [(container.managedObjectModel, "A3", "another coordinator"), (TestModel.make(), "A4", "another model instance")] {
+                let other = NSPersistentStoreCoordinator(managedObjectModel: model)
+                try other.addPersistentStore(ofType: store.type, configurationName: nil, at: url, options: nil)
+                defer { for added in other.persistentStores { try? other.remove(added) } }
+                let otherContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+                otherContext.persistentStoreCoordinator = other
+                let otherID = try otherContext.performAndWait { try XCTUnwrap(otherContext.fetch(Self.author(named: name)).first).objectID }
+                try reader.performAndWait {
+                    let object = try XCTUnwrap(reader.fetch(Self.author(named: name)).first)
+                    XCTAssertTrue(reader.registeredObject(for: otherID) === object, "[\(kind)] an ID of \(what)")
+                    XCTAssertEqual(object.objectID, otherID, "[\(kind)] \(what)")
+                    XCTAssertEqual(object.objectID.hash, otherID.hash, "[\(kind)] \(what)")
+                }
             }
         }
     }
