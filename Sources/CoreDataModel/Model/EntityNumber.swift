@@ -39,12 +39,8 @@ enum EntityNameTable {
     private static let firstChunkSize = 64
     private static let chunkCount = 27
 
-    private struct Numbers {
-        var byName: [String: UInt32] = [:]
-        var count = 0
-    }
-
-    private static let lock = Mutex(Numbers())
+    /// The numbers by name; its count is the next number.
+    private static let lock = Mutex<[String: UInt32]>([:])
 
     /// The chunk directory, written only under `lock`, read without it (see above).
     nonisolated(unsafe) private static let chunks: UnsafeMutablePointer<UnsafeMutablePointer<String>?> = {
@@ -55,18 +51,19 @@ enum EntityNameTable {
 
     static func number(for name: String) -> UInt32 {
         lock.withLock { numbers in
-            if let number = numbers.byName[name] { return number }
+            if let number = numbers[name] { return number }
             let number = numbers.count
+            // Only a program making billions of names gets here: memory runs out long before a
+            // file could hold that many.
+            precondition(number < Int(UInt32.max), "CoreData: more than \(UInt32.max) distinct entity names in one process")
             let (chunk, offset) = position(of: number)
-            precondition(chunk < chunkCount, "CoreData: more than \(UInt32.max) distinct entity names in one process")
             if offset == 0 {
                 let storage = UnsafeMutablePointer<String>.allocate(capacity: firstChunkSize << chunk)
                 chunks[chunk] = storage
             }
             // The chunk is never read past `count`, so only written slots are initialized.
             (chunks[chunk].unsafelyUnwrapped + offset).initialize(to: name)
-            numbers.count += 1
-            numbers.byName[name] = UInt32(number)
+            numbers[name] = UInt32(number)
             return UInt32(number)
         }
     }

@@ -238,12 +238,18 @@ package struct CompiledFetch {
                 }
                 return tests
             }
-            guard let comparison = predicate as? NSComparisonPredicate, comparison.comparisonPredicateModifier == .direct,
-                  comparison.options.isEmpty, let attribute = attribute(of: comparison.leftExpression),
-                  let constant = Self.constant(comparison.rightExpression), let bound = Self.exactInteger(constant.value),
-                  let fits = Self.integerRange(attribute.attributeType), let test = Self.integerTest(comparison.predicateOperatorType, bound)
+            guard let (attribute, type, constant) = plainComparison(predicate), let bound = Self.exactInteger(constant.value),
+                  let fits = Self.integerRange(attribute.attributeType), let test = Self.integerTest(type, bound)
             else { return nil }
             return [IntegerTest(key: attribute.name, test: test, fits: fits)]
+        }
+
+        /// `attribute OP constant` with no modifier and no options, the attribute on the left.
+        func plainComparison(_ predicate: NSPredicate) -> (NSAttributeDescription, NSComparisonPredicate.Operator, Constant)? {
+            guard let comparison = predicate as? NSComparisonPredicate, comparison.comparisonPredicateModifier == .direct,
+                  comparison.options.isEmpty, let attribute = attribute(of: comparison.leftExpression),
+                  let constant = Self.constant(comparison.rightExpression) else { return nil }
+            return (attribute, comparison.predicateOperatorType, constant)
         }
 
         /// The comparisons an index can answer: top-level conjuncts of `attribute OP constant`.
@@ -252,10 +258,8 @@ package struct CompiledFetch {
                 guard compound.compoundPredicateType == .and else { return [] }
                 return compound.subpredicates.flatMap(topLevelComparisons)
             }
-            guard let comparison = predicate as? NSComparisonPredicate, comparison.comparisonPredicateModifier == .direct,
-                  comparison.options.isEmpty, let attribute = attribute(of: comparison.leftExpression),
-                  let constant = Self.constant(comparison.rightExpression) else { return [] }
-            return [(attribute.name, comparison.predicateOperatorType, constant.value)]
+            guard let (attribute, type, constant) = plainComparison(predicate) else { return [] }
+            return [(attribute.name, type, constant.value)]
         }
 
         mutating func sort(_ descriptors: [NSSortDescriptor]) -> (([StoreValue], [StoreValue]) -> ComparisonResult)? {
