@@ -117,6 +117,179 @@ final class PersistedIndexTests: XCTestCase {
         try reopened.close()
     }
 
+    /// The index pages of the store's current checkpoint, as its directory lists them.
+    private func indexPages(_ store: BinaryStore) throws -> [UInt64] {
+        try XCTUnwrap(try BinaryStore.readIndexDirectory(store.dataFile, root: store.root)).pageOffsets
+    }
+
+    /// A checkpoint lists again every index page no change falls in (§9), whether the whole
+    /// index is in memory or not, and what it writes reads back the same after a reopen.
+    func testCheckpointsListUnchangedIndexPagesAgain() throws {
+        let path = try checkpointedStore()
+        let store = try open(path)
+        let before = try indexPages(store)
+        XCTAssertEqual(before.count, 4, "10,000 entries fill three pages of 3,276 and part of a fourth")
+
+        // Without the whole index: an update in the first page and an insert after the last key.
+        var first = try XCTUnwrap(store.row(for: item(1)))
+        first.slots[try XCTUnwrap(first.layout.slot(of: "text"))] = .string("first")
+        let newKey = try XCTUnwrap(store.newPrimaryKeys(entityName: "Item", count: 1).first)
+        _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.item(newKey, owner: nil)], updated: [first]))
+        try store.checkpoint()
+        XCTAssertFalse(store.indexLoaded, "a checkpoint needs only the changes and the pages they fall in")
+        let afterFirst = try indexPages(store)
+        XCTAssertEqual(afterFirst.count, 4)
+        XCTAssertEqual(Array(afterFirst[1...2]), Array(before[1...2]), "the middle pages are listed again")
+        XCTAssertNotEqual(afterFirst[0], before[0])
+        XCTAssertNotEqual(afterFirst[3], before[3])
+        XCTAssertEqual(try store.row(for: item(1))?["text"], .string("first"))
+        XCTAssertEqual(try store.row(for: item(newKey))?.version, 1)
+        XCTAssertEqual(try store.row(for: item(5_000))?.version, 1)
+
+        // With the whole index loaded: a delete in the second page only.
+        XCTAssertEqual(try store.objectCounts()["Item"], Int(itemCount) + 1)
+        XCTAssertTrue(store.indexLoaded)
+        _ = try store.save(StoreChangeSet(deleted: [(item(5_000), 1)]))
+        try store.checkpoint()
+        let afterSecond = try indexPages(store)
+        XCTAssertEqual(afterSecond.count, 4)
+        XCTAssertEqual(afterSecond[0], afterFirst[0], "a page the last checkpoint wrote is listed again too")
+        XCTAssertNotEqual(afterSecond[1], afterFirst[1])
+        XCTAssertEqual(Array(afterSecond[2...3]), Array(afterFirst[2...3]))
+        XCTAssertEqual(store.root.objectCount, UInt64(itemCount))
+        XCTAssertTrue(try store.verify().isIntact)
+        try store.close()
+
+        let reopened = try open(path)
+        XCTAssertNil(try reopened.row(for: item(5_000)))
+        XCTAssertEqual(try reopened.row(for: item(1))?["text"], .string("first"))
+        XCTAssertEqual(try reopened.row(for: item(newKey))?.version, 1)
+        XCTAssertEqual(try reopened.objectCounts()["Item"], Int(itemCount))
+        let verification = try reopened.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try reopened.close()
+    }
+
+    /// A checkpoint without the whole index that meets a damaged index page (reading first keys
+    /// to place a change) rebuilds the index from the data pages and writes it whole: the close
+    /// succeeds and nothing is lost.
+    func testACheckpointThatMeetsADamagedIndexPageRebuildsAndWritesTheWholeIndex() throws {
+        let path = try checkpointedStore()
+        let file = try POSIXFileSystem().open(path, create: false, readOnly: false)
+        let pages = try XCTUnwrap(try BinaryStore.readIndexDirectory(file, root: try XCTUnwrap(Self.currentRoot(file)))).pageOffsets
+        let at = pages[2] + UInt64(BinaryStoreLayout.pageHeaderSize) + 100
+        let byte = try file.read(at: at, count: 1)
+        try file.write([byte[0] ^ 0xFF], at: at)
+        try file.sync()
+        file.close()
+
+        let store = try open(path)
+        // A key past every persisted one, saved without asking the store for keys: nothing reads
+        // an index page before the checkpoint's search for the page the key falls in.
+        _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.item(itemCount + 5, owner: nil)]))
+        XCTAssertNil(store.indexRebuiltAfterOpen)
+        try store.close()
+        XCTAssertNotNil(store.indexRebuiltAfterOpen, "the checkpoint found the damage and rebuilt the index")
+
+        let reopened = try open(path)
+        XCTAssertEqual(try reopened.row(for: item(itemCount + 5))?.version, 1)
+        XCTAssertEqual(try reopened.row(for: item(7_000))?.objectID, item(7_000))
+        XCTAssertEqual(try reopened.objectCounts()["Item"], Int(itemCount) + 1)
+        XCTAssertNil(reopened.indexRebuiltAfterOpen, "the new index pages are intact")
+        try reopened.close()
+    }
+
+    private static func currentRoot(_ file: any StoreFile) throws -> RootSlot? {
+        var root: RootSlot?
+        for offset in BinaryStoreLayout.rootSlotOffsets {
+            let bytes = try file.read(at: UInt64(offset), count: BinaryStoreLayout.rootSlotSize)
+            if case .valid(let slot) = RootSlot.decode(bytes), slot.generation > (root?.generation ?? 0) { root = slot }
+        }
+        return root
+    }
+
+    /// Random inserts, updates and deletes over three entities, checkpointed with and without the
+    /// whole index in memory and reopened now and then, always read back as a reference
+    /// dictionary says: reusing pages never loses or resurrects an entry.
+    func testCheckpointsReusingPagesAgreeWithAReference() throws {
+        let path = BinaryTestModel.temporaryPath()
+        var store = try open(path)
+        var versions: [StoreObjectID: Int64] = [:]
+        var random = SeededGenerator(seed: 0x1D3_5EED)
+        func insert(_ entity: String, _ count: Int) throws -> [StoreRow] {
+            try store.newPrimaryKeys(entityName: entity, count: count).map { key in
+                let row = entity == "Item" ? BinaryTestModel.item(key, owner: nil)
+                    : entity == "Tag" ? BinaryTestModel.tag(key, "tag \(key)") : BinaryTestModel.owner(key, "owner \(key)", items: [])
+                versions[row.objectID] = 1
+                return row
+            }
+        }
+        _ = try store.save(StoreChangeSet(inserted: try insert("Item", 7_000) + insert("Tag", 4_000) + insert("Owner", 2_000)))
+        try store.checkpoint()
+        // Pages listed again by checkpoints without and with the whole index loaded.
+        var reused = [0, 0]
+        var checkpointsWithoutTheIndex = 0
+        for round in 0..<24 {
+            let live = versions.keys.sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
+            var updated: [StoreRow] = []
+            var deleted: [(StoreObjectID, Int64)] = []
+            var picked: Set<StoreObjectID> = []
+            // Changes bunched in a few places (as an app's are) and scattered ones.
+            let center = Int(random.next() % UInt64(live.count))
+            for step in 0..<Int(random.next() % 40) {
+                let id = live[(center + step * 3) % live.count]
+                guard picked.insert(id).inserted, var row = try store.row(for: id) else { continue }
+                row.version = try XCTUnwrap(versions[id])
+                if random.next() % 3 == 0 {
+                    deleted.append((id, row.version))
+                    versions[id] = nil
+                } else {
+                    updated.append(row)
+                    versions[id] = row.version + 1
+                }
+            }
+            for _ in 0..<Int(random.next() % 5) {
+                let id = live[Int(random.next() % UInt64(live.count))]
+                guard picked.insert(id).inserted, versions[id] != nil else { continue }
+                deleted.append((id, try XCTUnwrap(versions[id])))
+                versions[id] = nil
+            }
+            let entity = ["Item", "Tag", "Owner"][Int(random.next() % 3)]
+            let inserted = try insert(entity, Int(random.next() % 2_000))
+            _ = try store.save(StoreChangeSet(inserted: inserted, updated: updated, deleted: deleted))
+            if random.next() % 3 == 0 { _ = try store.objectCounts() }
+            let loaded = store.indexLoaded
+            let pagesBefore = Set(try indexPages(store))
+            try store.checkpoint()
+            reused[loaded ? 1 : 0] += try indexPages(store).count { pagesBefore.contains($0) }
+            XCTAssertEqual(store.root.objectCount, UInt64(versions.count), "round \(round)")
+            // Changes to more than an eighth of the objects load the index first (§9).
+            if !store.indexLoaded { checkpointsWithoutTheIndex += 1 }
+            // Reopened, the store has only the persisted pages until something loads them.
+            if random.next() % 3 != 0 {
+                try store.close()
+                store = try open(path)
+            }
+            for (id, version) in versions where random.next() % 64 == 0 {
+                XCTAssertEqual(try store.row(for: id)?.version, version, "round \(round): \(id)")
+            }
+            for (id, _) in deleted { XCTAssertNil(try store.row(for: id), "round \(round): \(id)") }
+        }
+        XCTAssertGreaterThan(reused[0], 10)
+        XCTAssertGreaterThan(reused[1], 10)
+        XCTAssertGreaterThan(checkpointsWithoutTheIndex, 3)
+        try store.close()
+        let reopened = try open(path)
+        let counts = try reopened.objectCounts()
+        for entity in ["Item", "Tag", "Owner"] {
+            XCTAssertEqual(counts[entity, default: 0], versions.keys.count { $0.entityName == entity }, entity)
+        }
+        for (id, version) in versions { XCTAssertEqual(try reopened.row(for: id)?.version, version, "\(id)") }
+        let verification = try reopened.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try reopened.close()
+    }
+
     /// Keys stop at 2^62, so one more than any key a file holds never overflows: an entity that
     /// used them all gets a clear error, before and after a reopen.
     func testPrimaryKeysStopAtTheLimitWithAnError() throws {

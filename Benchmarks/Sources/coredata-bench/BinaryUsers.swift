@@ -92,6 +92,13 @@ final class BinaryUsers: Sendable {
         _ = try store.save(StoreChangeSet(updated: rows))
     }
 
+    /// Sets one user's age in its own save (the row read first, as a context's save sends it).
+    func setAge(_ age: Int64, of key: Int64) throws {
+        guard var row = try store.row(for: Self.objectID(key)) else { return }
+        row.slots[layout.age] = .integer(age)
+        _ = try store.save(StoreChangeSet(updated: [row]))
+    }
+
     func delete(_ keys: ArraySlice<Int64>, version: Int64 = 1) throws {
         _ = try store.save(StoreChangeSet(deleted: keys.map { (Self.objectID($0), version) }))
     }

@@ -170,12 +170,22 @@ final class Runner {
         let scratch = Scratch("index")
         defer { scratch.remove() }
         let name = "age > 50 by name, limit 100 (index on age)"
+        // Saves between queries: the index must follow each save, not be built again.
+        let rounds = 20
+        let afterSaves = "\(rounds) × (save 1 age change, then age > 50 by name, limit 100) (index on age)"
+        let changedKeys = (0..<rounds).map { Int64(1 + $0 * (objects / rounds)) }
         switch side {
         case .ours:
             let store = try BinaryUsers(path: scratch.file("users.store"), model: indexedModel, durability: .full)
             try store.insert(users[...])
             _ = try store.olderThan50ByName(limit: 100)
             try record(name, side, operations: 1, unit: "") { _ = try store.olderThan50ByName(limit: 100) }
+            try record(afterSaves, side, operations: rounds, unit: "queries") {
+                for key in changedKeys {
+                    try store.setAge(51 + key % 30, of: key)
+                    _ = try store.olderThan50ByName(limit: 100)
+                }
+            }
             try store.close()
         case .sqlite:
             let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL")
@@ -183,6 +193,12 @@ final class Runner {
             try db.insert(users[...], firstID: 1)
             _ = try db.olderThan50ByName(limit: 100)
             try record(name, side, operations: 1, unit: "") { _ = try db.olderThan50ByName(limit: 100) }
+            try record(afterSaves, side, operations: rounds, unit: "queries") {
+                for key in changedKeys {
+                    try db.setAge(51 + key % 30, of: key)
+                    _ = try db.olderThan50ByName(limit: 100)
+                }
+            }
             db.close()
         }
     }
@@ -334,12 +350,20 @@ final class Runner {
         }
     }
 
+    private static func fileBytes(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
     /// Opening after a crash that left a log tail of `tailBytes` to replay.
     private func recoveryPhase(_ side: Side) throws {
         let scratch = Scratch("recovery")
         defer { scratch.remove() }
         let name = "recovery: open + first lookup after a crash, \(tailBytes >> 20) MB log (replay)"
         let closeName = "recovery: the close after it (checkpoint of the replayed log)"
+        // 1,000 inserts, then 1,000 updates spread over the store, after the recovery's close.
+        let fewChangedKeys = (0..<min(1_000, objects)).map { Int64(1 + $0 * (objects / min(1_000, objects))) }
+        let fewInsertsName = "checkpoint of \(fewChangedKeys.count) inserts (reopened store)"
+        let fewUpdatesName = "checkpoint of \(fewChangedKeys.count) updates spread over the store (reopened store)"
         let crashed = Scratch("crashed")
         defer { crashed.remove() }
         let batch = max(100, min(10_000, objects / 10))
@@ -371,6 +395,25 @@ final class Runner {
             }
             try record(closeName, side, operations: 1, unit: "") { try opened?.close() }
             note(name, "ours: \(tail >> 20) MB log replayed")
+
+            // A few changes to a large store: the checkpoint's cost follows the pages they fall in.
+            let again = try BinaryUsers(path: crashed.file("users.store"), model: model, durability: .full, backgroundCheckpoints: false, checkpointThreshold: 1 << 40)
+            let dataFile = crashed.file("users.store")
+            try again.insert(users[0..<fewChangedKeys.count])
+            var before = Self.fileBytes(dataFile)
+            try record(fewInsertsName, side, operations: 1, unit: "") { try again.store.checkpoint() }
+            note(fewInsertsName, "ours: the data file grew \((Self.fileBytes(dataFile) - before) >> 10) KiB")
+            var updated: [StoreRow] = []
+            for key in fewChangedKeys {
+                guard var row = try again.store.row(for: BinaryUsers.objectID(key)) else { continue }
+                row.slots[again.layout.score] = .double(Double(key) / 7)
+                updated.append(row)
+            }
+            _ = try again.store.save(StoreChangeSet(updated: updated))
+            before = Self.fileBytes(dataFile)
+            try record(fewUpdatesName, side, operations: 1, unit: "") { try again.store.checkpoint() }
+            note(fewUpdatesName, "ours: the data file grew \((Self.fileBytes(dataFile) - before) >> 10) KiB")
+            try again.close()
         case .sqlite:
             let path = scratch.file("users.sqlite")
             let db = try SQLiteUsers(path: path, synchronous: "FULL", autocheckpoint: false)
@@ -398,6 +441,13 @@ final class Runner {
             }
             record(closeName, side, operations: 1, unit: "") { opened?.close() }
             note(name, "SQLite: \(tail >> 20) MB WAL replayed")
+
+            let again = try SQLiteUsers(path: crashed.file("users.sqlite"), synchronous: "FULL", autocheckpoint: false)
+            try again.insert(users[0..<fewChangedKeys.count], firstID: Int64(objects + 1))
+            try record(fewInsertsName, side, operations: 1, unit: "") { try again.exec("PRAGMA wal_checkpoint(TRUNCATE)") }
+            try again.updateScores(fewChangedKeys[...], divisor: 7)
+            try record(fewUpdatesName, side, operations: 1, unit: "") { try again.exec("PRAGMA wal_checkpoint(TRUNCATE)") }
+            again.close()
         }
     }
 

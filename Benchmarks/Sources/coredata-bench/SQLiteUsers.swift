@@ -211,12 +211,23 @@ final class SQLiteUsers {
         return total
     }
 
-    func updateScores(_ ids: ArraySlice<Int64>) throws {
+    /// Sets one user's age in its own transaction.
+    func setAge(_ age: Int64, of id: Int64) throws {
+        let statement = try prepare("UPDATE user SET age=? WHERE id=?")
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_int64(statement, 1, age)
+        sqlite3_bind_int64(statement, 2, id)
+        try step(statement)
+    }
+
+    /// Sets each user's score to its ID over `divisor`, in one transaction. (SQLite skips a row
+    /// written again with the bytes it has: a change must change the value.)
+    func updateScores(_ ids: ArraySlice<Int64>, divisor: Double = 3) throws {
         try exec("BEGIN")
         let statement = try prepare("UPDATE user SET score=? WHERE id=?")
         defer { sqlite3_finalize(statement) }
         for id in ids {
-            sqlite3_bind_double(statement, 1, Double(id) / 3)
+            sqlite3_bind_double(statement, 1, Double(id) / divisor)
             sqlite3_bind_int64(statement, 2, id)
             try step(statement)
             sqlite3_reset(statement)

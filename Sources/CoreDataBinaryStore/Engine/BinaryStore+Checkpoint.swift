@@ -3,8 +3,12 @@ import CoreDataStorage
 import Foundation
 
 extension BinaryStore {
-    /// Copies the log's records into new data pages, writes a fresh index, and starts the log
-    /// over (Formats/binary-store.md §9). Saves wait while it runs; fetches do not.
+    /// Copies the log's records into new data pages, writes the index, and starts the log over
+    /// (Formats/binary-store.md §9). Saves wait while it runs; fetches do not.
+    ///
+    /// The index is written incrementally: index pages no change since the last checkpoint
+    /// falls in are listed again, so a checkpoint's cost follows the changes, not the object
+    /// count, and it does not load the whole index into memory.
     ///
     /// - Parameter truncatingLog: also cut the log back to its header (on close), so a closed
     ///   store holds no stale frames.
@@ -17,6 +21,11 @@ extension BinaryStore {
         // checkpoint waits for a later chance, as SQLite's does for its readers (wal.md §9).
         try maintaining(whenSnapshotted: .skip) { () throws(StoreError) in try checkpointLocked(truncatingLog: truncatingLog, progress: progress) }
     }
+
+    /// A checkpoint without the whole index in memory loads it first when the changes since the
+    /// last checkpoint number more than this fraction of the objects (1/8): they fall in nearly
+    /// every index page then.
+    static let loadIndexForCheckpointFraction = 8
 
     /// Caller holds `commitLock` with no save queued, and the snapshot probe (``snapshotProbe()``).
     func checkpointLocked(truncatingLog: Bool, progress: BinaryStoreProgress? = nil) throws(StoreError) {
@@ -31,8 +40,19 @@ extension BinaryStore {
         // Pages are encoded on every core; a page's offset is known once its batch is encoded.
         var writer = PageBatchWriter(file: dataFile, generation: generation, at: root.dataEnd)
 
-        // 1. The log's records, in object-ID order, into data pages.
-        var newIndex = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
+        // 1. The log's records, in object-ID order, into data pages. With the whole index in
+        // memory the new index is that index; without it, the changes since the last checkpoint
+        // (the overlay) are all the checkpoint needs (§9).
+        var start = rw.withReadLock { indexForCheckpoint() }
+        if !start.loaded, let pages = start.pages, start.index.entryCount > Int(pages.totalEntries) / Self.loadIndexForCheckpointFraction {
+            // Changes to a large part of the store touch nearly every index page: the whole
+            // index in memory is cheaper than merging page by page.
+            _ = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
+            start = rw.withReadLock { indexForCheckpoint() }
+        }
+        var newIndex = start.index
+        var loaded = start.loaded
+        let oldPages = start.pages
         var packer = DataPagePacker(targetPageSize: Int(header.pageSize))
         var window = LogWindow(file: logFile)
         let tombstones = rw.withReadLock { logTombstones }.sorted { ($0.entityID, $0.key) < ($1.entityID, $1.key) }
@@ -44,28 +64,83 @@ extension BinaryStore {
             let (bytes, range) = try window.recordBody(at: location & ~RecordLocation.logBit)
             try packer.add(bytes[range], entityID: entityID, key: key, indexed: relocate, to: &writer)
         }
+        // Every key whose entry differs from the last checkpoint's pages: its record is in the
+        // log, or it was deleted since (the overlay marks those 0 too).
+        var changed: [IndexKey] = []
         for (entityID, table) in newIndex.tables.enumerated() {
             for position in table.keys.indices {
                 let location = table.locations[position]
+                if !loaded || location & RecordLocation.logBit != 0 { changed.append(IndexKey(entityID: UInt32(entityID), primaryKey: table.keys[position])) }
                 guard location & RecordLocation.logBit != 0 else { continue }
                 try copy(location, entityID: entityID, key: table.keys[position], relocate: true)
             }
         }
         for tombstone in tombstones {
             try copy(tombstone.location, entityID: tombstone.entityID, key: tombstone.key, relocate: false)
+            if loaded { changed.append(IndexKey(entityID: UInt32(tombstone.entityID), primaryKey: tombstone.key)) }
         }
         try packer.finish(to: &writer, into: &newIndex)
         counter.finish()
-        newIndex.compact()
 
         // 2. Index pages, directory, catalog, metadata.
+        var pages = IndexPagesBuilder()
+        let totalEntries: Int
+        if loaded {
+            newIndex.compact()
+            totalEntries = newIndex.liveCount
+            changed.sort()
+            let touched = try oldPages.map { (old) throws(StoreError) in try indexPagesTouched(by: changed, in: old) }
+            if var reuse = touched, reuse.touchedCount * 2 <= reuse.touched.count {
+                try listIndexPages(&reuse, into: &pages, writer: &writer) { lower, upper, _ in
+                    newIndex.entries(from: lower, below: upper, includingDeleted: false)
+                }
+            } else {
+                // No pages to reuse (a new store, or an index rebuilt from the data pages), or
+                // changes in most of them: every page is written, straight from the index.
+                try pages.appendEntries(of: newIndex, to: &writer)
+            }
+        } else {
+            guard let oldPages else { preconditionFailure("CoreData internal: a checkpoint found neither the whole index nor its pages") }
+            var total = Int(oldPages.totalEntries)
+            do {
+                var reuse = try indexPagesTouched(by: changed, in: oldPages)
+                try listIndexPages(&reuse, into: &pages, writer: &writer) { (lower, upper, replaced) throws(StoreError) in
+                    var old: [IndexEntry] = []
+                    for page in replaced {
+                        old += try rw.withReadLock { () throws(StoreError) -> [IndexEntry] in try persistedPage(at: oldPages.pageOffsets[page]) }
+                    }
+                    let merged = Self.merging(newIndex.entries(from: lower, below: upper, includingDeleted: true), into: old)
+                    total += merged.count - old.count
+                    return merged
+                }
+            } catch .corrupt {
+                // An old index page is damaged (§7): the whole index, rebuilt from the data
+                // pages as loading does, with this checkpoint's changes, is written anew. Pages
+                // already queued stay in the file unlisted, as superseded pages do.
+                var whole = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
+                for (entityID, table) in newIndex.tables.enumerated() {
+                    for position in table.keys.indices {
+                        let location = table.locations[position]
+                        if location == 0 { whole.remove(entityID: entityID, key: table.keys[position]) } else { whole.set(entityID: entityID, key: table.keys[position], location: location) }
+                    }
+                }
+                whole.compact()
+                newIndex = whole
+                loaded = true
+                pages = IndexPagesBuilder()
+                try pages.appendEntries(of: newIndex, to: &writer)
+                total = newIndex.liveCount
+            }
+            totalEntries = total
+        }
         let (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
-        let (directory, catalogOffset, metadataOffset, written) = try writeIndexAndState(newIndex, catalog: currentCatalog, metadata: currentMetadata, to: &writer)
+        let (directory, catalogOffset, metadataOffset, written, newPages) = try writeIndexAndState(
+            pages, totalEntries: totalEntries, catalog: currentCatalog, metadata: currentMetadata, to: &writer)
 
         // 3–4. Sync the pages, then publish them through the inactive root slot.
         let newRoot = RootSlot(
             generation: generation, dataEnd: written, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
-            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
+            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(totalEntries))
         let slot = 1 - activeSlot
         do {
             // The log first: with relaxed durability (this handle's or another process's) its
@@ -83,7 +158,7 @@ extension BinaryStore {
 
         // 5. Readers move to the new pages; the log starts over.
         rw.withWriteLock {
-            replaceIndex(newIndex)
+            if loaded { replaceIndex(newIndex, pages: newPages) } else if let newPages { replacePersistedIndex(newPages) } else { replaceIndex(ObjectIndex(), pages: nil) }
             root = newRoot
             activeSlot = slot
             logTombstones = []
@@ -98,32 +173,54 @@ extension BinaryStore {
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true { try truncateLog(logFile) }
     }
 
-    /// Appends the pages that follow the data pages (§7–§8): `index` in index pages and their
-    /// directory, then `catalog` with the next primary keys handed out so far, then `metadata`;
-    /// writes everything queued and returns where each went and the new data end.
-    func writeIndexAndState(
-        _ index: ObjectIndex, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
-    ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64) {
-        var indexPages: [Int] = []
-        var entries: [IndexEntry] = []
-        var total: UInt64 = 0
-        entries.reserveCapacity(BinaryStoreLayout.indexEntriesPerPage)
-        func flushEntries() throws(StoreError) {
-            guard !entries.isEmpty else { return }
-            indexPages.append(try writer.add(.index, IndexPageCodec.encodePage(entries[...])))
-            total += UInt64(entries.count)
-            entries.removeAll(keepingCapacity: true)
-        }
-        for (entityID, table) in index.tables.enumerated() {
-            for position in table.keys.indices {
-                entries.append(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
-                if entries.count == BinaryStoreLayout.indexEntriesPerPage { try flushEntries() }
+    /// `entries` (sorted) with `changes` (sorted, location 0 for a delete) applied.
+    static func merging(_ changes: [IndexEntry], into entries: [IndexEntry]) -> [IndexEntry] {
+        var merged: [IndexEntry] = []
+        merged.reserveCapacity(entries.count + changes.count)
+        var next = 0
+        for entry in entries {
+            while next < changes.count, IndexKey(changes[next]) < IndexKey(entry) {
+                if changes[next].location != 0 { merged.append(changes[next]) }
+                next += 1
+            }
+            if next < changes.count, IndexKey(changes[next]) == IndexKey(entry) {
+                if changes[next].location != 0 { merged.append(changes[next]) }
+                next += 1
+            } else {
+                merged.append(entry)
             }
         }
-        try flushEntries()
+        for change in changes[next...] where change.location != 0 { merged.append(change) }
+        return merged
+    }
+
+    /// Appends the pages that follow the data pages (§7–§8): `index` in index pages and their
+    /// directory, then `catalog` with the next primary keys handed out so far, then `metadata`;
+    /// writes everything queued and returns where each went, the new data end and the index's
+    /// pages (`nil` for an empty index).
+    func writeIndexAndState(
+        _ index: ObjectIndex, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
+    ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64, pages: PersistedIndex?) {
+        var pages = IndexPagesBuilder()
+        let total = try pages.appendEntries(of: index, to: &writer)
+        return try writeIndexAndState(pages, totalEntries: total, catalog: catalog, metadata: metadata, to: &writer)
+    }
+
+    /// Appends the pages that follow the data pages (§7–§8): the index pages `pages` lists (new
+    /// ones queued on `writer`, or pages of an earlier checkpoint) and their directory, then
+    /// `catalog` with the next primary keys handed out so far, then `metadata`; writes
+    /// everything queued and returns where each went, the new data end and the index's pages
+    /// (`nil` for an empty index).
+    func writeIndexAndState(
+        _ pages: IndexPagesBuilder, totalEntries: Int, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
+    ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64, pages: PersistedIndex?) {
+        var pages = pages
+        try pages.flush(to: &writer)
         try writer.encodeQueued()
-        let directoryPage = indexPages.isEmpty ? nil : try writer.add(
-            .indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: indexPages.map { writer.offset(of: $0) }, totalEntries: total))
+        let persisted = pages.isEmpty ? nil : pages.persisted(in: writer, totalEntries: UInt64(totalEntries))
+        let directoryPage = try persisted.map { (persisted) throws(StoreError) in
+            try writer.add(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: persisted.pageOffsets, totalEntries: persisted.totalEntries))
+        }
         var catalog = catalog
         keyLock.lock()
         // Keys reserved by any process sharing the store stay reserved (Formats/wal.md §9).
@@ -132,7 +229,7 @@ extension BinaryStore {
         let catalogPage = try writer.add(.catalog, catalog.encoded())
         let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(metadata))
         try writer.finish()
-        return (directoryPage.map { writer.offset(of: $0) } ?? 0, writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end)
+        return (directoryPage.map { writer.offset(of: $0) } ?? 0, writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end, persisted)
     }
 
     /// Cuts the log back to its header and syncs it: its frames are all in the data file, or

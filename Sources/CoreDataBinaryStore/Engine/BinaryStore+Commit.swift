@@ -8,6 +8,10 @@ struct PublishSet: Sendable {
     var locations: [(entityID: Int, key: Int64, location: UInt64?, version: Int64)] = []
     var tombstones: [(entityID: Int, key: Int64, location: UInt64)] = []
     var metadata: StoreMetadata?
+    /// The new value of every indexed attribute (``BinaryStore/indexedAttributes``) of each
+    /// saved row, so built secondary indexes follow the save; `nil` when the values are not
+    /// known (a save another process made), which drops the indexes of the entities it changes.
+    var indexValues: [(entityID: Int, key: Int64, attribute: String, value: StoreValue)]?
 }
 
 /// One save's frames, queued for the group-commit leader (Formats/wal.md §5).
@@ -252,6 +256,7 @@ extension BinaryStore {
                 publish.locations.append((ref.entityID, ref.key, location, ref.version))
             }
         }
+        if !indexedAttributes.isEmpty { publish.indexValues = indexValues(of: changes, catalog: newCatalog) }
         let batch = appendBatch(frames, publish: publish)
         pendingBatches.append(batch)
         for (name, mark) in highWater {
@@ -261,6 +266,34 @@ extension BinaryStore {
             keyLock.unlock()
         }
         return (batch, versions)
+    }
+
+    /// The new value of each indexed attribute of each row `changes` inserts or updates (a row
+    /// that leaves the attribute out saves it as nil, `.null`). Deletes need none: the
+    /// published locations say which keys are gone.
+    private func indexValues(of changes: StoreChangeSet, catalog: Catalog) -> [(entityID: Int, key: Int64, attribute: String, value: StoreValue)] {
+        var values: [(entityID: Int, key: Int64, attribute: String, value: StoreValue)] = []
+        var entityIDs = EntityIDCache(catalog: catalog)
+        // Rows of one entity share a layout: names are looked up once per layout, not per row.
+        var lastLayout: PropertyLayout?
+        var lastEntity: EntityNumber?
+        var slots: [(attribute: String, slot: Int?)] = []
+        for rows in [changes.inserted, changes.updated] {
+            for row in rows {
+                if row.layout !== lastLayout || row.objectID.entity != lastEntity {
+                    lastLayout = row.layout
+                    lastEntity = row.objectID.entity
+                    let attributes = indexedAttributes[row.objectID.entityName]?.keys.sorted() ?? []
+                    slots = attributes.map { ($0, row.layout.slot(of: $0)) }
+                }
+                guard !slots.isEmpty else { continue }
+                let entityID = entityIDs.id(of: row.objectID.entity)
+                for (attribute, slot) in slots {
+                    values.append((entityID, row.objectID.primaryKey, attribute, slot.flatMap { row.slots[$0] } ?? .null))
+                }
+            }
+        }
+        return values
     }
 
     /// Every relationship of a saved row must point at an object that exists after the save.
@@ -500,12 +533,37 @@ extension BinaryStore {
         return nil
     }
 
+    /// Brings the built secondary indexes of the entities a save changed up to date, or drops
+    /// them when the save's values are not known. Caller holds `rw` exclusively.
+    private func applyToSecondaryIndexes(_ publish: PublishSet) {
+        secondaryLock.withLock {
+            let changed = Set(publish.locations.lazy.map(\.entityID).filter { self.secondaryIndexes[$0] != nil })
+            guard !changed.isEmpty else { return }
+            guard let values = publish.indexValues else {
+                for entityID in changed { secondaryIndexes[entityID] = nil }
+                return
+            }
+            var changes: [Int: [String: [(key: Int64, value: StoreValue)]]] = [:]
+            for value in values where changed.contains(value.entityID) {
+                changes[value.entityID, default: [:]][value.attribute, default: []].append((value.key, value.value))
+            }
+            // A deleted object leaves every index of its entity.
+            for item in publish.locations where item.location == nil && changed.contains(item.entityID) {
+                for attribute in secondaryIndexes[item.entityID, default: [:]].keys {
+                    changes[item.entityID, default: [:]][attribute, default: []].append((item.key, .null))
+                }
+            }
+            for (entityID, byAttribute) in changes {
+                for (attribute, list) in byAttribute {
+                    if let index = secondaryIndexes[entityID]?[attribute] { secondaryIndexes[entityID]?[attribute] = index.applying(list) }
+                }
+            }
+        }
+    }
+
     /// Applies a published save to the reader-visible state. Caller holds `rw` exclusively.
     func apply(_ publish: PublishSet) {
-        if !indexedAttributes.isEmpty {
-            let changed = Set(publish.locations.map(\.0))
-            secondaryLock.withLock { for entityID in changed { secondaryIndexes[entityID] = nil } }
-        }
+        if !indexedAttributes.isEmpty { applyToSecondaryIndexes(publish) }
         indexLock.withLock {
             for (entityID, key, location, _) in publish.locations { publishLocation(entityID: entityID, key: key, location: location) }
         }

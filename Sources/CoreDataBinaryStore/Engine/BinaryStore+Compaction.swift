@@ -85,7 +85,7 @@ extension BinaryStore {
         }
         try packer.finish(to: &writer, into: &newIndex)
         counter.finish()
-        let (directory, catalogOffset, metadataOffset, written) = try writeIndexAndState(newIndex, catalog: current.1, metadata: current.2, to: &writer)
+        let (directory, catalogOffset, metadataOffset, written, newPages) = try writeIndexAndState(newIndex, catalog: current.1, metadata: current.2, to: &writer)
         let newRoot = RootSlot(
             generation: generation, dataEnd: written, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
             metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
@@ -120,7 +120,7 @@ extension BinaryStore {
             let old = dataFile
             dataFile = file
             header = compactedHeader
-            replaceIndex(newIndex)
+            replaceIndex(newIndex, pages: newPages)
             root = newRoot
             activeSlot = 0
             publishedLogEnd = UInt64(LogLayout.firstFrameOffset)

@@ -85,7 +85,7 @@ extension BinaryStore {
         }
         try packer.finish(to: &writer, into: &newIndex)
         counter.finish()
-        let (directory, catalogOffset, metadataOffset, end) = try writeIndexAndState(newIndex, catalog: transcoding.destination, metadata: metadata, to: &writer)
+        let (directory, catalogOffset, metadataOffset, end, _) = try writeIndexAndState(newIndex, catalog: transcoding.destination, metadata: metadata, to: &writer)
         let newRoot = RootSlot(
             generation: 1, dataEnd: end, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
             metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))

@@ -440,16 +440,26 @@ extension BinaryStore {
 
     /// Loads the persisted index through its directory; throws on any damage so the caller rebuilds.
     package static func loadIndex(_ file: any StoreFile, root: RootSlot, catalog: Catalog) throws(StoreError) -> ObjectIndex {
+        try loadIndexAndPages(file, root: root, catalog: catalog).index
+    }
+
+    /// Loads the persisted index, and returns its pages with each page's first key (`nil` for a
+    /// store with no index pages); throws on any damage so the caller rebuilds.
+    static func loadIndexAndPages(_ file: any StoreFile, root: RootSlot, catalog: Catalog) throws(StoreError) -> (index: ObjectIndex, pages: PersistedIndex?) {
         var index = ObjectIndex()
-        guard root.indexDirectoryOffset != 0 else { return index }
+        guard root.indexDirectoryOffset != 0 else { return (index, nil) }
         let (header, payload) = try readPage(file, at: root.indexDirectoryOffset, dataEnd: root.dataEnd)
         guard header.kind == .indexDirectory else { throw .corrupt(detail: "expected the index directory") }
         let directory: (pageOffsets: [UInt64], totalEntries: UInt64)
         do { directory = try IndexPageCodec.decodeDirectory(payload, pageOffset: root.indexDirectoryOffset) } catch { throw corrupt(error) }
         var previous: (UInt32, Int64)?
         var count: UInt64 = 0
+        var firstKeys: [IndexKey?] = []
+        firstKeys.reserveCapacity(directory.pageOffsets.count)
         for offset in directory.pageOffsets {
             let entries = try checkedIndexPage(file, at: offset, root: root, entityCount: catalog.entities.count)
+            guard let first = entries.first else { throw .corrupt(detail: "index page \(offset) is empty") }
+            firstKeys.append(IndexKey(first))
             for entry in entries {
                 // Within a page `checkedIndexPage` saw to the order; this sees to it across pages.
                 if let previous, (previous.0, previous.1) >= (entry.entityID, entry.primaryKey) {
@@ -463,7 +473,7 @@ extension BinaryStore {
         guard count == directory.totalEntries, count == root.objectCount else {
             throw .corrupt(detail: "the index holds \(count) entries; the directory says \(directory.totalEntries) and the root \(root.objectCount)")
         }
-        return index
+        return (index, PersistedIndex(pageOffsets: directory.pageOffsets, totalEntries: count, firstKeys: firstKeys))
     }
 
     /// Rebuilds the index by reading every data page in file order (Formats/binary-store.md §7).

@@ -2,12 +2,22 @@ import CoreDataBinaryFormat
 import CoreDataStorage
 import Foundation
 
-/// The index pages of the checkpoint a store opened at (Formats/binary-store.md §7), listed by
-/// their directory. Open reads only the directory; a point lookup binary-searches the pages in
-/// place, so open and the first lookup cost O(log n) page reads, not a read of the whole index.
+/// The index pages of the current checkpoint (Formats/binary-store.md §7), listed by their
+/// directory. Open reads only the directory; a point lookup binary-searches the pages in place,
+/// so open and the first lookup cost O(log n) page reads, not a read of the whole index. The
+/// next checkpoint lists again every page no change falls in (§9).
 struct PersistedIndex: Sendable {
     var pageOffsets: [UInt64]
     var totalEntries: UInt64
+    /// Each page's first key where it is known without a read (the checkpoint wrote the page,
+    /// or loading read it); `nil` where the page has not been read.
+    var firstKeys: [IndexKey?]
+
+    init(pageOffsets: [UInt64], totalEntries: UInt64, firstKeys: [IndexKey?]? = nil) {
+        self.pageOffsets = pageOffsets
+        self.totalEntries = totalEntries
+        self.firstKeys = firstKeys ?? Array(repeating: nil, count: pageOffsets.count)
+    }
 }
 
 extension BinaryStore {
@@ -46,15 +56,36 @@ extension BinaryStore {
         return memoryIndex
     }
 
-    /// Replaces the whole index (a checkpoint or compaction wrote a new one). Caller holds `rw`
-    /// exclusively.
-    func replaceIndex(_ index: ObjectIndex) {
+    /// Replaces the whole index (a checkpoint or compaction wrote a new one, as `pages`). Caller
+    /// holds `rw` exclusively.
+    func replaceIndex(_ index: ObjectIndex, pages: PersistedIndex?) {
         indexLock.withLock {
             memoryIndex = index
             indexLoaded = true
-            persistedIndex = nil
+            persistedIndex = pages
             indexOverlay = ObjectIndex()
         }
+    }
+
+    /// Points lookups at new index pages a checkpoint wrote without loading the index: the
+    /// overlay's changes are in them. Caller holds `rw` exclusively.
+    func replacePersistedIndex(_ pages: PersistedIndex) {
+        indexLock.withLock {
+            // A fetch may have loaded the whole index while the checkpoint ran; it points into
+            // the log, which starts over now. The next need loads it again, from these pages.
+            memoryIndex = ObjectIndex()
+            indexLoaded = false
+            persistedIndex = pages
+            indexOverlay = ObjectIndex()
+            persistedLookups = 0
+        }
+    }
+
+    /// What a checkpoint starts from: the whole index when it is loaded, else the changes since
+    /// the last checkpoint (the overlay); and the current checkpoint's pages when known.
+    /// Caller holds `rw`.
+    func indexForCheckpoint() -> (index: ObjectIndex, loaded: Bool, pages: PersistedIndex?) {
+        indexLock.withLock { indexLoaded ? (memoryIndex, true, persistedIndex) : (indexOverlay, false, persistedIndex) }
     }
 
     /// The location of an object's current record, `nil` when it has none. Caller holds `rw`.
@@ -106,8 +137,10 @@ extension BinaryStore {
     private func loadIndexLocked() throws(StoreError) {
         guard !indexLoaded else { return }
         var index: ObjectIndex
+        // Pages a later checkpoint may list again: known only when read through the directory.
+        var pages: PersistedIndex?
         do {
-            index = try Self.loadIndex(dataFile, root: root, catalog: catalog)
+            (index, pages) = try Self.loadIndexAndPages(dataFile, root: root, catalog: catalog)
         } catch {
             index = try Self.rebuildIndex(dataFile, root: root, catalog: catalog)
             lateIndexRebuild = "\(error)"
@@ -124,7 +157,7 @@ extension BinaryStore {
         }
         memoryIndex = index
         indexOverlay = ObjectIndex()
-        persistedIndex = nil
+        persistedIndex = pages
         indexLoaded = true
         let names = catalog.entities.map(\.name)
         keyLock.withLock {
@@ -162,7 +195,9 @@ extension BinaryStore {
         var high = persisted.pageOffsets.count - 1
         while low < high {
             let mid = (low + high + 1) / 2
-            let first = try persistedPage(at: persisted.pageOffsets[mid])[0]
+            // A page the last checkpoint wrote or listed again has its first key known: no read.
+            let first: IndexKey
+            if let known = persisted.firstKeys[mid] { first = known } else { first = IndexKey(try persistedPage(at: persisted.pageOffsets[mid])[0]) }
             if (first.entityID, first.primaryKey) <= target { low = mid } else { high = mid - 1 }
         }
         let page = try persistedPage(at: persisted.pageOffsets[low])
@@ -172,8 +207,9 @@ extension BinaryStore {
 
     private func entityIDFits(_ id: UInt32) -> Bool { Int(id) < catalog.entities.count }
 
-    /// One index page, checked as loading checks it (§7), cached beside the data pages.
-    private func persistedPage(at offset: UInt64) throws(StoreError) -> [IndexEntry] {
+    /// One index page, checked as loading checks it (§7), cached beside the data pages. Caller
+    /// holds `rw`.
+    func persistedPage(at offset: UInt64) throws(StoreError) -> [IndexEntry] {
         if case .indexPage(let entries)? = cache.get(offset) { return entries }
         let entries = try Self.checkedIndexPage(dataFile, at: offset, root: root, entityCount: catalog.entities.count)
         guard !entries.isEmpty else { throw .corrupt(detail: "index page \(offset) is empty") }

@@ -53,8 +53,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// Per entity name, the attributes with a secondary index (the model's fetch indexes and
     /// single-attribute uniqueness constraints) and the kind each orders.
     let indexedAttributes: [String: [String: SecondaryIndex.Kind]]
-    /// Built secondary indexes by entity ID and attribute; guarded by `secondaryLock`, dropped for
-    /// an entity when a save changes it.
+    /// Built secondary indexes by entity ID and attribute; guarded by `secondaryLock`. This
+    /// handle's saves keep them current; another process's save drops those of the entities it
+    /// changes (Formats/binary-store.md §7.1).
     var secondaryIndexes: [Int: [String: SecondaryIndex]] = [:]
     let secondaryLock = NSLock()
 

@@ -133,6 +133,9 @@ package struct ObjectIndex: Sendable {
 
     package var liveCount: Int { tables.reduce(0) { $0 + $1.liveCount } }
 
+    /// Every entry, deleted marks included: as an overlay, the number of keys it records.
+    package var entryCount: Int { tables.reduce(0) { $0 + $1.keys.count } }
+
     // MARK: As an overlay (changes over a persisted index not yet in memory)
 
     /// Records the latest location of `key`, 0 for "deleted" (unlike ``remove(entityID:key:)``,

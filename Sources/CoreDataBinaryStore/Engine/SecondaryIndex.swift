@@ -12,8 +12,11 @@ import Foundation
 /// predicate on each, so an index can never change a result, only how many records are read.
 /// Values that no ordered comparison can match (nil, NaN, other kinds) are left out.
 ///
-/// Built from the records the first time a fetch can use it and dropped when a save changes the
-/// entity (it is not persisted in format version 1). Threading: immutable once built.
+/// Built from the records the first time a fetch can use it, then kept current by the saves of
+/// this handle (``applying(_:)``); a change it cannot see the values of (another process's save)
+/// drops it, and the next fetch builds it again. It is not persisted in the file.
+///
+/// Threading: a value; the store swaps it under its lock, and a fetch reads its own copy.
 struct SecondaryIndex: Sendable {
     /// The kinds of value an index orders; a constant of another kind does not use the index.
     enum Kind: Sendable {
@@ -21,13 +24,56 @@ struct SecondaryIndex: Sendable {
     }
 
     let kind: Kind
-    /// Sorted by `value`, then key.
-    private(set) var entries: [(value: StoreValue, key: Int64)]
+    /// Sorted by `value`, then key; an entry whose key is in `changed` is out of date.
+    private var entries: [(value: StoreValue, key: Int64)]
+    /// The value of every key saved or deleted since `entries` was sorted (`.null` when deleted):
+    /// a save costs O(changes), not a re-sort. Folded into `entries` once it outgrows
+    /// ``foldThreshold``, so a fetch's linear look at it stays small beside the index's range.
+    private var changed: [Int64: StoreValue] = [:]
 
     init(kind: Kind, entries: [(value: StoreValue, key: Int64)]) {
         self.kind = kind
         self.entries = entries.filter { Self.orderable($0.value, kind) }
-        self.entries.sort { Self.less($0.value, $1.value) || (!Self.less($1.value, $0.value) && $0.key < $1.key) }
+        self.entries.sort(by: Self.entryOrder)
+    }
+
+    private static func entryOrder(_ a: (value: StoreValue, key: Int64), _ b: (value: StoreValue, key: Int64)) -> Bool {
+        less(a.value, b.value) || (!less(b.value, a.value) && a.key < b.key)
+    }
+
+    /// The most changes kept beside the sorted entries (Formats/binary-store.md §7.1): 4,096,
+    /// or an eighth of the entries when that is more.
+    private var foldThreshold: Int { max(4_096, entries.count / 8) }
+
+    /// The index after a save: `changes` gives each saved key's new value of the attribute
+    /// (`.null` for a deleted object or a value the index leaves out).
+    ///
+    /// Complexity: O(changes), plus O(n + changes log changes) when the changes are folded in.
+    func applying(_ changes: [(key: Int64, value: StoreValue)]) -> SecondaryIndex {
+        var result = self
+        for change in changes { result.changed[change.key] = change.value }
+        if result.changed.count > result.foldThreshold { result.fold() }
+        return result
+    }
+
+    /// Merges `changed` into the sorted entries.
+    private mutating func fold() {
+        var added: [(value: StoreValue, key: Int64)] = []
+        for (key, value) in changed where Self.orderable(value, kind) { added.append((value, key)) }
+        added.sort(by: Self.entryOrder)
+        var merged: [(value: StoreValue, key: Int64)] = []
+        merged.reserveCapacity(entries.count + added.count)
+        var next = 0
+        for entry in entries where changed[entry.key] == nil {
+            while next < added.count, Self.entryOrder(added[next], entry) {
+                merged.append(added[next])
+                next += 1
+            }
+            merged.append(entry)
+        }
+        merged.append(contentsOf: added[next...])
+        entries = merged
+        changed = [:]
     }
 
     static func kind(of type: NSAttributeType) -> Kind? {
@@ -101,7 +147,31 @@ struct SecondaryIndex: Sendable {
         default:
             return nil
         }
-        return entries[range].map(\.key)
+        guard !changed.isEmpty else { return entries[range].map(\.key) }
+        var keys: [Int64] = []
+        keys.reserveCapacity(range.count)
+        for entry in entries[range] where changed[entry.key] == nil { keys.append(entry.key) }
+        // The saved values, tested one by one against the same bounds.
+        for (key, value) in changed where Self.orderable(value, kind) && matches(value, type, constant) { keys.append(key) }
+        return keys
+    }
+
+    /// Whether `value OP constant` holds, by the order of ``less(_:_:)``; only for an operator
+    /// and constant ``candidates(_:_:)`` accepted.
+    private func matches(_ value: StoreValue, _ type: CoreDataPredicate.NSComparisonPredicate.Operator, _ constant: Any?) -> Bool {
+        switch type {
+        case .equalTo:
+            guard let bound = bound(constant) else { return false }
+            return !Self.less(value, bound) && !Self.less(bound, value)
+        case .lessThan: return bound(constant).map { Self.less(value, $0) } ?? false
+        case .lessThanOrEqualTo: return bound(constant).map { !Self.less($0, value) } ?? false
+        case .greaterThan: return bound(constant).map { Self.less($0, value) } ?? false
+        case .greaterThanOrEqualTo: return bound(constant).map { !Self.less(value, $0) } ?? false
+        case .between:
+            guard let pair = constant as? [Any?], pair.count == 2, let low = bound(pair[0]), let high = bound(pair[1]) else { return false }
+            return !Self.less(value, low) && !Self.less(high, value)
+        default: return false
+        }
     }
 
     /// The first entry not less than `value`.
