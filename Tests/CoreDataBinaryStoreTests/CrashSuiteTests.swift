@@ -29,9 +29,21 @@ final class CrashSuiteTests: XCTestCase {
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
     }
 
-    /// Crashes `workload` at each of its operations under every power-loss policy and reopens
-    /// each disk image against the oracle.
-    private func crashEveryOperation(of workload: CrashWorkload) -> (scenarios: Int, failures: ScenarioFailures, operations: Int, policies: Int) {
+    /// Checkpoints that list unchanged index pages again, crashed at every operation: a crash
+    /// before the new root leaves the old index in charge, after it the new one, whose listed
+    /// pages of earlier checkpoints are intact. Fewer seeds per operation than the standard
+    /// workload: each reopen checks 8,000 objects.
+    func testEveryCrashPointWithReusedIndexPages() throws {
+        let (scenarios, failures, operations, policyCount) = crashEveryOperation(of: CrashWorkload.indexPages, seedCount: 2)
+        print("crash suite (reused index pages): \(scenarios) scenarios (\(operations) ops × \(policyCount) power-loss policies)")
+        ScenarioTally.report("binary crash (reused index pages)", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 150, "the suite shrank")
+        XCTAssertTrue(failures.messages.isEmpty, failures.summary)
+    }
+
+    /// Crashes `workload` at each of its operations under every power-loss policy (with
+    /// `seedCount` seeds for the seeded ones) and reopens each disk image against the oracle.
+    private func crashEveryOperation(of workload: CrashWorkload, seedCount: Int = 10) -> (scenarios: Int, failures: ScenarioFailures, operations: Int, policies: Int) {
         let clean = FaultInjectingFileSystem()
         let baseline = WorkloadRunner.run(workload, on: clean)
         XCTAssertNil(baseline.failure.map { "\($0.error)" })
@@ -54,7 +66,7 @@ final class CrashSuiteTests: XCTestCase {
             }
             let returned = workload.changes(before: failed.step)
             let acceptable = workload.steps[failed.step].changesContents ? [returned, returned + 1] : [returned]
-            let seeds = CrashSeeds.seeds(for: crash, count: 10)
+            let seeds = CrashSeeds.seeds(for: crash, count: seedCount)
             let policies: [PowerLossPolicy] = [.processCrash, .dropUnsynced, .zeroFillExtensions]
                 + seeds.prefix(4).map { .tearLastWrite(seed: $0) } + seeds.prefix(6).map { .randomSubset(seed: $0) } + seeds.map { .garbageSectors(seed: $0) }
             policyCount = policies.count

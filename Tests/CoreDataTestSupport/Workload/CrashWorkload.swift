@@ -197,6 +197,28 @@ package struct CrashWorkload: Sendable {
         return w
     }()
 
+    /// Checkpoints that list unchanged index pages again (Formats/binary-store.md §9, step 2):
+    /// 8,000 tags fill three index pages; after a reopen (only the directory read) a save
+    /// changes the first page's keys and adds keys past the last, so the next checkpoint lists the
+    /// middle page again; reading everything back loads the whole index, and a save in the middle page only
+    /// is checkpointed by the close.
+    package static let indexPages: CrashWorkload = {
+        typealias M = CrashTestModel
+        var w = CrashWorkload()
+        w.open()
+        w.save("insert 8,000 tags", insert: (1...8_000).map { M.tag($0, "tag \($0)") })
+        w.checkpoint()
+        w.reopen()
+        w.save("update tags 1 and 2, insert tags 8,001–8,100, delete tag 3",
+               insert: (8_001...8_100).map { M.tag($0, "tag \($0)") },
+               update: [M.tag(1, "first"), M.tag(2, "second")], delete: [M.id("Tag", 3)])
+        w.checkpoint()
+        w.check()
+        w.save("update tag 4,000, delete tag 4,001", update: [M.tag(4_000, "middle")], delete: [M.id("Tag", 4_001)])
+        w.close()
+        return w
+    }()
+
     /// External binary data (Formats/binary-store.md §15): large values written, kept by an
     /// update of another attribute, replaced, shared by two objects, deleted and rolled into a
     /// checkpoint and a compaction (which removes the files no record names), with small values
