@@ -170,6 +170,30 @@ final class PersistedIndexTests: XCTestCase {
         try reopened.close()
     }
 
+    /// Changes in more than half the index pages, checkpointed without the whole index in
+    /// memory: the index is loaded and written whole (§9, step 2), and reads back the same.
+    func testChangesInMostPagesWriteTheWholeIndex() throws {
+        let path = try checkpointedStore()
+        let store = try open(path)
+        let before = try indexPages(store)
+        var updated: [StoreRow] = []
+        for key: Int64 in [1, 4_000, 7_000] {
+            var row = try XCTUnwrap(store.row(for: item(key)))
+            row.slots[try XCTUnwrap(row.layout.slot(of: "text"))] = .string("changed \(key)")
+            updated.append(row)
+        }
+        _ = try store.save(StoreChangeSet(updated: updated))
+        try store.checkpoint()
+        XCTAssertTrue(store.indexLoaded, "three of four pages changed: the whole index is written")
+        XCTAssertTrue(Set(try indexPages(store)).isDisjoint(with: before))
+        try store.close()
+        let reopened = try open(path)
+        for key: Int64 in [1, 4_000, 7_000] { XCTAssertEqual(try reopened.row(for: item(key))?["text"], .string("changed \(key)")) }
+        XCTAssertEqual(try reopened.objectCounts()["Item"], Int(itemCount))
+        XCTAssertTrue(try reopened.verify().isIntact)
+        try reopened.close()
+    }
+
     /// A checkpoint without the whole index that meets a damaged index page (reading first keys
     /// to place a change) rebuilds the index from the data pages and writes it whole: the close
     /// succeeds and nothing is lost.

@@ -111,6 +111,40 @@ final class SecondaryIndexTests: XCTestCase {
         try store.close()
     }
 
+    /// A save that fails (a version conflict) changes no index; saves from several threads at
+    /// once, published together by one group commit, each reach the indexes.
+    func testAFailedSaveChangesNothingAndConcurrentSavesAllReachTheIndexes() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try BinaryStore(path: path, model: Self.model, metadata: StoreMetadata())
+        var random = SeededGenerator(seed: 99)
+        var rows: [StoreObjectID: StoreRow] = [:]
+        let initial = (Int64(1)...300).map { row($0, &random) }
+        _ = try store.save(StoreChangeSet(inserted: initial))
+        for row in initial { rows[row.objectID] = row }
+        try check(store, rows, "before")
+
+        let stale = row(1, &random, version: 7)
+        XCTAssertThrowsError(try store.save(StoreChangeSet(updated: [stale])))
+        try check(store, rows, "after a failed save")
+
+        // Eight threads, each saving its own keys one at a time.
+        let changed = (Int64(1)...240).map { row($0, &random, version: 1) }
+        let failed = LockedCounter()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for row in changed where Int(row.objectID.primaryKey) % 8 == thread {
+                if (try? store.save(StoreChangeSet(updated: [row]))) == nil { failed.add() }
+            }
+        }
+        XCTAssertEqual(failed.value, 0, "every save succeeds")
+        for row in changed {
+            var stored = row
+            stored.version = 2
+            rows[row.objectID] = stored
+        }
+        try check(store, rows, "after concurrent saves")
+        try store.close()
+    }
+
     /// A save of another handle reaches this one through the log, without the saved values: the
     /// indexes of what it changed are dropped and built again by the next fetch.
     func testAnotherHandlesSaveDropsTheIndexesAndTheNextFetchRebuildsThem() throws {
@@ -133,4 +167,13 @@ final class SecondaryIndexTests: XCTestCase {
         try second.close()
         try first.close()
     }
+}
+
+/// A count several threads add to.
+private final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

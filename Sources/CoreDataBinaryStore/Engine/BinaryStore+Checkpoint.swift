@@ -6,9 +6,11 @@ extension BinaryStore {
     /// Copies the log's records into new data pages, writes the index, and starts the log over
     /// (Formats/binary-store.md §9). Saves wait while it runs; fetches do not.
     ///
-    /// The index is written incrementally: index pages no change since the last checkpoint
-    /// falls in are listed again, so a checkpoint's cost follows the changes, not the object
-    /// count, and it does not load the whole index into memory.
+    /// The index is written incrementally: when changes since the last checkpoint fell in at
+    /// most half the index pages, the others are listed again, so a checkpoint after a few
+    /// saves to a large store costs what the changes touch; without the whole index in memory
+    /// it needs only the changes and those pages, unless they are more than an eighth of the
+    /// objects.
     ///
     /// - Parameter truncatingLog: also cut the log back to its header (on close), so a closed
     ///   store holds no stale frames.
@@ -44,7 +46,7 @@ extension BinaryStore {
         // memory the new index is that index; without it, the changes since the last checkpoint
         // (the overlay) are all the checkpoint needs (§9).
         var start = rw.withReadLock { indexForCheckpoint() }
-        if !start.loaded, let pages = start.pages, start.index.entryCount > Int(pages.totalEntries) / Self.loadIndexForCheckpointFraction {
+        if !start.loaded, start.pages.map({ start.index.entryCount > Int($0.totalEntries) / Self.loadIndexForCheckpointFraction }) ?? true {
             // Changes to a large part of the store touch nearly every index page: the whole
             // index in memory is cheaper than merging page by page.
             _ = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
@@ -64,74 +66,86 @@ extension BinaryStore {
             let (bytes, range) = try window.recordBody(at: location & ~RecordLocation.logBit)
             try packer.add(bytes[range], entityID: entityID, key: key, indexed: relocate, to: &writer)
         }
-        // Every key whose entry differs from the last checkpoint's pages: its record is in the
+        // The old pages every key whose entry differs from them falls in: its record is in the
         // log, or it was deleted since (the overlay marks those 0 too).
-        var changed: [IndexKey] = []
+        var touched = oldPages.flatMap { $0.pageOffsets.isEmpty ? nil : TouchedIndexPages($0) }
+        func mark(_ key: IndexKey) throws(StoreError) {
+            guard touched != nil else { return }
+            // A damaged old page (§7): no page is listed again; the index is written whole.
+            do { try markTouched(key, in: &touched!) } catch .corrupt { touched = nil }
+        }
         for (entityID, table) in newIndex.tables.enumerated() {
             for position in table.keys.indices {
                 let location = table.locations[position]
-                if !loaded || location & RecordLocation.logBit != 0 { changed.append(IndexKey(entityID: UInt32(entityID), primaryKey: table.keys[position])) }
-                guard location & RecordLocation.logBit != 0 else { continue }
+                let inLog = location & RecordLocation.logBit != 0
+                if !loaded || inLog { try mark(IndexKey(entityID: UInt32(entityID), primaryKey: table.keys[position])) }
+                guard inLog else { continue }
                 try copy(location, entityID: entityID, key: table.keys[position], relocate: true)
             }
         }
         for tombstone in tombstones {
             try copy(tombstone.location, entityID: tombstone.entityID, key: tombstone.key, relocate: false)
-            if loaded { changed.append(IndexKey(entityID: UInt32(tombstone.entityID), primaryKey: tombstone.key)) }
+            if loaded { try mark(IndexKey(entityID: UInt32(tombstone.entityID), primaryKey: tombstone.key)) }
         }
         try packer.finish(to: &writer, into: &newIndex)
         counter.finish()
 
-        // 2. Index pages, directory, catalog, metadata.
+        // 2. Index pages, directory, catalog, metadata. Pages no change fell in are listed
+        // again when changes fell in at most half of them (§9, step 2).
         var pages = IndexPagesBuilder()
-        let totalEntries: Int
-        if loaded {
-            newIndex.compact()
-            totalEntries = newIndex.liveCount
-            changed.sort()
-            let touched = try oldPages.map { (old) throws(StoreError) in try indexPagesTouched(by: changed, in: old) }
-            if var reuse = touched, reuse.touchedCount * 2 <= reuse.touched.count {
-                try listIndexPages(&reuse, into: &pages, writer: &writer) { lower, upper, _ in
-                    newIndex.entries(from: lower, below: upper, includingDeleted: false)
-                }
-            } else {
-                // No pages to reuse (a new store, or an index rebuilt from the data pages), or
-                // changes in most of them: every page is written, straight from the index.
-                try pages.appendEntries(of: newIndex, to: &writer)
-            }
-        } else {
-            guard let oldPages else { preconditionFailure("CoreData internal: a checkpoint found neither the whole index nor its pages") }
-            var total = Int(oldPages.totalEntries)
-            do {
-                var reuse = try indexPagesTouched(by: changed, in: oldPages)
-                try listIndexPages(&reuse, into: &pages, writer: &writer) { (lower, upper, replaced) throws(StoreError) in
-                    var old: [IndexEntry] = []
-                    for page in replaced {
-                        old += try rw.withReadLock { () throws(StoreError) -> [IndexEntry] in try persistedPage(at: oldPages.pageOffsets[page]) }
-                    }
-                    let merged = Self.merging(newIndex.entries(from: lower, below: upper, includingDeleted: true), into: old)
-                    total += merged.count - old.count
-                    return merged
-                }
-            } catch .corrupt {
-                // An old index page is damaged (§7): the whole index, rebuilt from the data
-                // pages as loading does, with this checkpoint's changes, is written anew. Pages
-                // already queued stay in the file unlisted, as superseded pages do.
+        var totalEntries = 0
+        /// Writes every page from the whole index, loading it (with the overlay's changes and
+        /// this checkpoint's relocations) when it is not in memory.
+        func writeWholeIndex() throws(StoreError) {
+            if !loaded {
                 var whole = try rw.withReadLock { () throws(StoreError) -> ObjectIndex in try loadedIndex() }
-                for (entityID, table) in newIndex.tables.enumerated() {
-                    for position in table.keys.indices {
-                        let location = table.locations[position]
-                        if location == 0 { whole.remove(entityID: entityID, key: table.keys[position]) } else { whole.set(entityID: entityID, key: table.keys[position], location: location) }
-                    }
-                }
-                whole.compact()
+                whole.apply(overlay: newIndex)
                 newIndex = whole
                 loaded = true
-                pages = IndexPagesBuilder()
-                try pages.appendEntries(of: newIndex, to: &writer)
-                total = newIndex.liveCount
             }
-            totalEntries = total
+            newIndex.compact()
+            pages = IndexPagesBuilder()
+            totalEntries = try pages.appendEntries(of: newIndex, to: &writer)
+        }
+        if var reuse = touched, reuse.touchedCount * 2 <= reuse.touched.count, let oldPages {
+            if loaded {
+                newIndex.compact()
+                totalEntries = newIndex.liveCount
+                try listIndexPages(&reuse, into: &pages, writer: &writer) { lower, upper, _, emit throws(StoreError) in
+                    try newIndex.forEachEntry(from: lower, below: upper, includingDeleted: false, emit)
+                }
+            } else {
+                var total = Int(oldPages.totalEntries)
+                do {
+                    try listIndexPages(&reuse, into: &pages, writer: &writer) { (lower, upper, replaced, emit) throws(StoreError) in
+                        // The old pages' entries with the overlay's changes (0: deleted) merged in.
+                        let changes = newIndex.entries(from: lower, below: upper, includingDeleted: true)
+                        var next = 0
+                        for page in replaced {
+                            let old = try rw.withReadLock { () throws(StoreError) -> [IndexEntry] in try persistedPage(at: oldPages.pageOffsets[page]) }
+                            total -= old.count
+                            for entry in old {
+                                while next < changes.count, IndexKey(changes[next]) <= IndexKey(entry) {
+                                    if changes[next].location != 0 { total += 1; try emit(changes[next]) }
+                                    next += 1
+                                }
+                                if next == 0 || IndexKey(changes[next - 1]) != IndexKey(entry) { total += 1; try emit(entry) }
+                            }
+                        }
+                        for change in changes[next...] where change.location != 0 { total += 1; try emit(change) }
+                    }
+                    totalEntries = total
+                } catch .corrupt {
+                    // An old index page is damaged (§7): the index, rebuilt from the data pages
+                    // as loading does, is written whole. Pages already queued stay in the file
+                    // unlisted, as superseded pages do.
+                    try writeWholeIndex()
+                }
+            }
+        } else {
+            // No pages to reuse (a new store, or an index rebuilt from the data pages), or
+            // changes in most of them.
+            try writeWholeIndex()
         }
         let (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
         let (directory, catalogOffset, metadataOffset, written, newPages) = try writeIndexAndState(
@@ -173,27 +187,6 @@ extension BinaryStore {
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true { try truncateLog(logFile) }
     }
 
-    /// `entries` (sorted) with `changes` (sorted, location 0 for a delete) applied.
-    static func merging(_ changes: [IndexEntry], into entries: [IndexEntry]) -> [IndexEntry] {
-        var merged: [IndexEntry] = []
-        merged.reserveCapacity(entries.count + changes.count)
-        var next = 0
-        for entry in entries {
-            while next < changes.count, IndexKey(changes[next]) < IndexKey(entry) {
-                if changes[next].location != 0 { merged.append(changes[next]) }
-                next += 1
-            }
-            if next < changes.count, IndexKey(changes[next]) == IndexKey(entry) {
-                if changes[next].location != 0 { merged.append(changes[next]) }
-                next += 1
-            } else {
-                merged.append(entry)
-            }
-        }
-        for change in changes[next...] where change.location != 0 { merged.append(change) }
-        return merged
-    }
-
     /// Appends the pages that follow the data pages (§7–§8): `index` in index pages and their
     /// directory, then `catalog` with the next primary keys handed out so far, then `metadata`;
     /// writes everything queued and returns where each went, the new data end and the index's
@@ -215,7 +208,7 @@ extension BinaryStore {
         _ pages: IndexPagesBuilder, totalEntries: Int, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
     ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64, pages: PersistedIndex?) {
         var pages = pages
-        try pages.flush(to: &writer)
+        try pages.endStretch(evenly: false, to: &writer)
         try writer.encodeQueued()
         let persisted = pages.isEmpty ? nil : pages.persisted(in: writer, totalEntries: UInt64(totalEntries))
         let directoryPage = try persisted.map { (persisted) throws(StoreError) in

@@ -11,7 +11,10 @@ struct PublishSet: Sendable {
     /// The new value of every indexed attribute (``BinaryStore/indexedAttributes``) of each
     /// saved row, so built secondary indexes follow the save; `nil` when the values are not
     /// known (a save another process made), which drops the indexes of the entities it changes.
-    var indexValues: [(entityID: Int, key: Int64, attribute: String, value: StoreValue)]?
+    var indexValues: [IndexedValue]?
+
+    /// A saved row's new value of one indexed attribute.
+    typealias IndexedValue = (entityID: Int, key: Int64, attribute: String, value: StoreValue)
 }
 
 /// One save's frames, queued for the group-commit leader (Formats/wal.md §5).
@@ -271,8 +274,8 @@ extension BinaryStore {
     /// The new value of each indexed attribute of each row `changes` inserts or updates (a row
     /// that leaves the attribute out saves it as nil, `.null`). Deletes need none: the
     /// published locations say which keys are gone.
-    private func indexValues(of changes: StoreChangeSet, catalog: Catalog) -> [(entityID: Int, key: Int64, attribute: String, value: StoreValue)] {
-        var values: [(entityID: Int, key: Int64, attribute: String, value: StoreValue)] = []
+    private func indexValues(of changes: StoreChangeSet, catalog: Catalog) -> [PublishSet.IndexedValue] {
+        var values: [PublishSet.IndexedValue] = []
         var entityIDs = EntityIDCache(catalog: catalog)
         // Rows of one entity share a layout: names are looked up once per layout, not per row.
         var lastLayout: PropertyLayout?
@@ -554,9 +557,8 @@ extension BinaryStore {
                 }
             }
             for (entityID, byAttribute) in changes {
-                for (attribute, list) in byAttribute {
-                    if let index = secondaryIndexes[entityID]?[attribute] { secondaryIndexes[entityID]?[attribute] = index.applying(list) }
-                }
+                // In place: no fetch holds a copy while `rw` is held exclusively.
+                for (attribute, list) in byAttribute { secondaryIndexes[entityID]?[attribute]?.apply(list) }
             }
         }
     }

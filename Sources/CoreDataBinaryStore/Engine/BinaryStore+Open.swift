@@ -470,8 +470,8 @@ extension BinaryStore {
                 count += 1
             }
         }
-        guard count == directory.totalEntries, count == root.objectCount else {
-            throw .corrupt(detail: "the index holds \(count) entries; the directory says \(directory.totalEntries) and the root \(root.objectCount)")
+        guard count == directory.totalEntries, count == root.objectCount, !directory.pageOffsets.isEmpty else {
+            throw .corrupt(detail: "the index holds \(count) entries in \(directory.pageOffsets.count) pages; the directory says \(directory.totalEntries) and the root \(root.objectCount)")
         }
         return (index, PersistedIndex(pageOffsets: directory.pageOffsets, totalEntries: count, firstKeys: firstKeys))
     }

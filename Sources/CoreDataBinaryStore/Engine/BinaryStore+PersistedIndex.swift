@@ -39,7 +39,8 @@ extension BinaryStore {
         let pages = UInt64(directory.pageOffsets.count)
         let perPage = UInt64(BinaryStoreLayout.indexEntriesPerPage)
         let capacity = pages.multipliedReportingOverflow(by: perPage)
-        guard directory.totalEntries == root.objectCount, (pages == 0) == (directory.totalEntries == 0),
+        // A checkpoint with no objects writes no directory: one listing no page is damage.
+        guard directory.totalEntries == root.objectCount, pages > 0, directory.totalEntries > 0,
               capacity.overflow || capacity.partialValue >= directory.totalEntries
         else {
             throw .corrupt(detail: "the index directory lists \(pages) pages for \(directory.totalEntries) entries; the root says \(root.objectCount)")
@@ -145,16 +146,7 @@ extension BinaryStore {
             index = try Self.rebuildIndex(dataFile, root: root, catalog: catalog)
             lateIndexRebuild = "\(error)"
         }
-        for (entityID, table) in indexOverlay.tables.enumerated() {
-            for position in table.keys.indices {
-                let location = table.locations[position]
-                if location == 0 {
-                    index.remove(entityID: entityID, key: table.keys[position])
-                } else {
-                    index.set(entityID: entityID, key: table.keys[position], location: location)
-                }
-            }
-        }
+        index.apply(overlay: indexOverlay)
         memoryIndex = index
         indexOverlay = ObjectIndex()
         persistedIndex = pages

@@ -7,19 +7,20 @@ struct IndexKey: Comparable, Sendable {
     var entityID: UInt32
     var primaryKey: Int64
 
-    init(entityID: UInt32, primaryKey: Int64) {
-        self.entityID = entityID
-        self.primaryKey = primaryKey
-    }
-
-    init(_ entry: IndexEntry) { self.init(entityID: entry.entityID, primaryKey: entry.primaryKey) }
-
     static func < (lhs: IndexKey, rhs: IndexKey) -> Bool { (lhs.entityID, lhs.primaryKey) < (rhs.entityID, rhs.primaryKey) }
+}
+
+extension IndexKey {
+    init(_ entry: IndexEntry) { self.init(entityID: entry.entityID, primaryKey: entry.primaryKey) }
 }
 
 /// The index pages of a checkpoint in directory order, each either new (queued on the
 /// checkpoint's ``PageBatchWriter``) or a page of an earlier checkpoint listed again
 /// (Formats/binary-store.md §7, §9).
+///
+/// Entries stream through: at most two pages' worth is held, so a checkpoint of a million new
+/// objects does not hold a million entries twice. A stretch of new pages ends in two pages of
+/// equal size rather than a full one and a sliver, so the next insert there rewrites one page.
 ///
 /// Threading: used by one thread.
 struct IndexPagesBuilder {
@@ -28,62 +29,55 @@ struct IndexPagesBuilder {
         case reused(UInt64)
     }
 
+    private static let capacity = BinaryStoreLayout.indexEntriesPerPage
     private var pages: [Page] = []
     private var firstKeys: [IndexKey] = []
     private var pending: [IndexEntry] = []
 
-    init() { pending.reserveCapacity(BinaryStoreLayout.indexEntriesPerPage) }
+    init() { pending.reserveCapacity(2 * Self.capacity) }
 
     var isEmpty: Bool { pages.isEmpty && pending.isEmpty }
 
-    /// Adds one entry after every entry added so far; full pages are queued as they fill.
+    /// Adds one entry after every entry added so far.
     mutating func append(_ entry: IndexEntry, to writer: inout PageBatchWriter) throws(StoreError) {
         pending.append(entry)
-        if pending.count == BinaryStoreLayout.indexEntriesPerPage { try flush(to: &writer) }
+        if pending.count == 2 * Self.capacity {
+            try queue(pending[..<Self.capacity], to: &writer)
+            pending.removeFirst(Self.capacity)
+        }
     }
 
-    /// Adds every live entry of `index`, in full pages; returns how many.
+    /// Adds every live entry of `index`; returns how many.
     @discardableResult
     mutating func appendEntries(of index: ObjectIndex, to writer: inout PageBatchWriter) throws(StoreError) -> Int {
         var count = 0
-        for (entityID, table) in index.tables.enumerated() {
-            for position in table.keys.indices where table.locations[position] != 0 {
-                try append(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]), to: &writer)
-                count += 1
-            }
+        try index.forEachEntry(from: nil, below: nil, includingDeleted: false) { (entry) throws(StoreError) in
+            try append(entry, to: &writer)
+            count += 1
         }
         return count
     }
 
-    /// Adds the entries of one changed stretch of the index as pages of equal size: a stretch
-    /// one entry over a page becomes two half pages, so the next insert there rewrites one
-    /// page, not two.
-    mutating func appendStretch(_ entries: [IndexEntry], to writer: inout PageBatchWriter) throws(StoreError) {
-        try flush(to: &writer)
-        guard !entries.isEmpty else { return }
-        let capacity = BinaryStoreLayout.indexEntriesPerPage
-        let pageCount = (entries.count + capacity - 1) / capacity
-        var start = 0
-        for page in 0..<pageCount {
-            // Spreads the remainder over the first pages: sizes differ by at most one.
-            let size = entries.count / pageCount + (page < entries.count % pageCount ? 1 : 0)
-            try queue(entries[start..<(start + size)], to: &writer)
-            start += size
-        }
-    }
-
     /// Lists a page of an earlier checkpoint again; its entries sort after every entry added so
-    /// far.
+    /// far. The entries before it end a stretch inside the index.
     mutating func reuse(_ offset: UInt64, first: IndexKey, to writer: inout PageBatchWriter) throws(StoreError) {
-        try flush(to: &writer)
+        try endStretch(evenly: true, to: &writer)
         pages.append(.reused(offset))
         firstKeys.append(first)
     }
 
-    /// Queues the entries added since the last page as a page of their own.
-    mutating func flush(to writer: inout PageBatchWriter) throws(StoreError) {
-        guard !pending.isEmpty else { return }
-        try queue(pending[...], to: &writer)
+    /// Queues the entries added since the last page. More than a page holds become two pages:
+    /// of equal size inside the index (`evenly`), where a full page beside a sliver would be
+    /// rewritten whole by the next insert next to it; a full one and the rest at the end of the
+    /// index, where new keys fill the rest and a half page would stay half empty.
+    mutating func endStretch(evenly: Bool, to writer: inout PageBatchWriter) throws(StoreError) {
+        if pending.count > Self.capacity {
+            let split = evenly ? (pending.count + 1) / 2 : Self.capacity
+            try queue(pending[..<split], to: &writer)
+            try queue(pending[split...], to: &writer)
+        } else {
+            try queue(pending[...], to: &writer)
+        }
         pending.removeAll(keepingCapacity: true)
     }
 
@@ -113,44 +107,53 @@ struct TouchedIndexPages {
     /// `old.firstKeys`, completed as pages are read.
     var firstKeys: [IndexKey?]
     var touched: [Bool]
+    /// The page of the last key marked: keys come mostly in order, most in the same page.
+    var last = 0
+
+    init(_ old: PersistedIndex) {
+        self.old = old
+        firstKeys = old.firstKeys
+        touched = [Bool](repeating: false, count: old.pageOffsets.count)
+    }
 
     var touchedCount: Int { touched.count { $0 } }
 }
 
 extension BinaryStore {
-    /// The pages of `old` that the keys of `changed` (sorted) fall in.
+    /// Marks the page `key` falls in. Keys may come in any order.
     ///
-    /// Complexity: O(changes + pages) with the first keys known, plus one page read per page
-    /// whose first key is not known and that the search visits (O(changes × log pages) reads at
-    /// most). Caller holds `commitLock` with no save queued.
-    func indexPagesTouched(by changed: [IndexKey], in old: PersistedIndex) throws(StoreError) -> TouchedIndexPages {
-        var pages = TouchedIndexPages(old: old, firstKeys: old.firstKeys, touched: [Bool](repeating: false, count: old.pageOffsets.count))
-        let pageCount = old.pageOffsets.count
-        var low = 0
-        for key in changed {
-            // Keys come sorted, so a key's page is at or after the last one's; most keys fall in
-            // the same page as the key before them, or the next.
-            if low + 1 < pageCount, try firstKey(of: low + 1, in: &pages) <= key {
-                var high = pageCount - 1
-                low += 1
-                while low < high {
-                    let mid = (low + high + 1) / 2
-                    if try firstKey(of: mid, in: &pages) <= key { low = mid } else { high = mid - 1 }
-                }
-            }
-            pages.touched[low] = true
+    /// Complexity: O(1) when the key falls in the page of the last key, else O(log pages)
+    /// comparisons, each reading the page when its first key is not known yet. Caller holds
+    /// `commitLock` with no save queued.
+    func markTouched(_ key: IndexKey, in pages: inout TouchedIndexPages) throws(StoreError) {
+        let pageCount = pages.touched.count
+        let last = pages.last
+        var inLast = true
+        if last > 0, try firstKey(of: last, in: &pages) > key { inLast = false }
+        if inLast, last + 1 < pageCount, try key >= firstKey(of: last + 1, in: &pages) { inLast = false }
+        if inLast {
+            pages.touched[last] = true
+            return
         }
-        return pages
+        var low = 0
+        var high = pageCount - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if try firstKey(of: mid, in: &pages) <= key { low = mid } else { high = mid - 1 }
+        }
+        pages.touched[low] = true
+        pages.last = low
     }
 
     /// Lists the index of a checkpoint in `builder`: every page no change fell in is listed
     /// again as it is, and each stretch of consecutive touched pages is replaced by new pages
-    /// holding `entries(lower, upper, pages)`: the entries from `lower` (none: from the start)
-    /// up to but not including `upper` (none: to the end), which `pages` of the old index held
-    /// before the changes. Caller holds `commitLock` with no save queued.
+    /// holding the entries `entries(lower, upper, pages, emit)` emits in order: those from
+    /// `lower` (none: from the start) up to but not including `upper` (none: to the end), which
+    /// `pages` of the old index held before the changes. Caller holds `commitLock` with no save
+    /// queued.
     func listIndexPages(
         _ pages: inout TouchedIndexPages, into builder: inout IndexPagesBuilder, writer: inout PageBatchWriter,
-        entries: (_ lower: IndexKey?, _ upper: IndexKey?, _ pages: Range<Int>) throws(StoreError) -> [IndexEntry]
+        entries: (_ lower: IndexKey?, _ upper: IndexKey?, _ pages: Range<Int>, _ emit: (IndexEntry) throws(StoreError) -> Void) throws(StoreError) -> Void
     ) throws(StoreError) {
         let pageCount = pages.touched.count
         var page = 0
@@ -164,7 +167,8 @@ extension BinaryStore {
             while end < pageCount, pages.touched[end] { end += 1 }
             let lower = page == 0 ? nil : try firstKey(of: page, in: &pages)
             let upper = end < pageCount ? try firstKey(of: end, in: &pages) : nil
-            try builder.appendStretch(try entries(lower, upper, page..<end), to: &writer)
+            try entries(lower, upper, page..<end) { (entry) throws(StoreError) in try builder.append(entry, to: &writer) }
+            try builder.endStretch(evenly: upper != nil, to: &writer)
             page = end
         }
     }
@@ -180,14 +184,15 @@ extension BinaryStore {
 }
 
 extension ObjectIndex {
-    /// The entries from `lower` (none: from the start) up to but not including `upper` (none:
-    /// to the end), in index-page order; entries marked deleted (location 0) only when
-    /// `includingDeleted` (an overlay's deletes).
-    func entries(from lower: IndexKey?, below upper: IndexKey?, includingDeleted: Bool) -> [IndexEntry] {
-        var result: [IndexEntry] = []
+    /// Calls `body` with each entry from `lower` (none: from the start) up to but not including
+    /// `upper` (none: to the end), in index-page order; entries marked deleted (location 0) only
+    /// when `includingDeleted` (an overlay's deletes).
+    func forEachEntry<Failure: Error>(
+        from lower: IndexKey?, below upper: IndexKey?, includingDeleted: Bool, _ body: (IndexEntry) throws(Failure) -> Void
+    ) throws(Failure) {
         let firstTable = Int(lower?.entityID ?? 0)
         let lastTable = min(tables.count - 1, upper.map { Int($0.entityID) } ?? Int.max)
-        guard firstTable <= lastTable else { return result }
+        guard firstTable <= lastTable else { return }
         for entityID in firstTable...lastTable {
             let table = tables[entityID]
             var start = 0
@@ -196,9 +201,15 @@ extension ObjectIndex {
             if let upper, Int(upper.entityID) == entityID { end = Self.firstPosition(in: table.keys, notBelow: upper.primaryKey) }
             guard start < end else { continue }
             for position in start..<end where includingDeleted || table.locations[position] != 0 {
-                result.append(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
+                try body(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
             }
         }
+    }
+
+    /// The entries ``forEachEntry(from:below:includingDeleted:_:)`` gives.
+    func entries(from lower: IndexKey?, below upper: IndexKey?, includingDeleted: Bool) -> [IndexEntry] {
+        var result: [IndexEntry] = []
+        forEachEntry(from: lower, below: upper, includingDeleted: includingDeleted) { result.append($0) }
         return result
     }
 

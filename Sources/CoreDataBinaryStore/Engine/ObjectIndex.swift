@@ -149,6 +149,21 @@ package struct ObjectIndex: Sendable {
         }
     }
 
+    /// Applies an overlay's changes: each recorded location set, each key recorded deleted
+    /// removed.
+    package mutating func apply(overlay: ObjectIndex) {
+        for (entityID, table) in overlay.tables.enumerated() {
+            for position in table.keys.indices {
+                let location = table.locations[position]
+                if location == 0 {
+                    remove(entityID: entityID, key: table.keys[position])
+                } else {
+                    set(entityID: entityID, key: table.keys[position], location: location)
+                }
+            }
+        }
+    }
+
     /// The recorded location of `key`: 0 when recorded deleted, `nil` when not recorded.
     package func recorded(entityID: Int, key: Int64) -> UInt64? {
         guard entityID < tables.count, let position = tables[entityID].position(of: key) else { return nil }

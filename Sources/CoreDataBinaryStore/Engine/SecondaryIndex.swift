@@ -45,15 +45,14 @@ struct SecondaryIndex: Sendable {
     /// or an eighth of the entries when that is more.
     private var foldThreshold: Int { max(4_096, entries.count / 8) }
 
-    /// The index after a save: `changes` gives each saved key's new value of the attribute
-    /// (`.null` for a deleted object or a value the index leaves out).
+    /// Brings the index up to date with a save: `changes` gives each saved key's new value of
+    /// the attribute (`.null` for a deleted object or a value the index leaves out).
     ///
     /// Complexity: O(changes), plus O(n + changes log changes) when the changes are folded in.
-    func applying(_ changes: [(key: Int64, value: StoreValue)]) -> SecondaryIndex {
-        var result = self
-        for change in changes { result.changed[change.key] = change.value }
-        if result.changed.count > result.foldThreshold { result.fold() }
-        return result
+    /// In place when the caller holds the only copy (the store mutates it in its table).
+    mutating func apply(_ changes: [(key: Int64, value: StoreValue)]) {
+        for change in changes { changed[change.key] = change.value }
+        if changed.count > foldThreshold { fold() }
     }
 
     /// Merges `changed` into the sorted entries.
@@ -124,26 +123,34 @@ struct SecondaryIndex: Sendable {
     /// The keys of rows that may satisfy `value OP constant`, or nil when the index cannot say.
     func candidates(_ type: CoreDataPredicate.NSComparisonPredicate.Operator, _ constant: Any?) -> [Int64]? {
         let range: Range<Int>
+        // The same test on one value, for the keys saved since the entries were sorted.
+        let test: (StoreValue) -> Bool
         switch type {
         case .equalTo:
             guard let bound = bound(constant) else { return nil }
             range = lowerBound(bound)..<upperBound(bound)
+            test = { !Self.less($0, bound) && !Self.less(bound, $0) }
         case .lessThan:
             guard let bound = bound(constant) else { return nil }
             range = 0..<lowerBound(bound)
+            test = { Self.less($0, bound) }
         case .lessThanOrEqualTo:
             guard let bound = bound(constant) else { return nil }
             range = 0..<upperBound(bound)
+            test = { !Self.less(bound, $0) }
         case .greaterThan:
             guard let bound = bound(constant) else { return nil }
             range = upperBound(bound)..<entries.count
+            test = { Self.less(bound, $0) }
         case .greaterThanOrEqualTo:
             guard let bound = bound(constant) else { return nil }
             range = lowerBound(bound)..<entries.count
+            test = { !Self.less($0, bound) }
         case .between:
             guard let pair = constant as? [Any?], pair.count == 2, let low = bound(pair[0]), let high = bound(pair[1]) else { return nil }
             let start = lowerBound(low), end = upperBound(high)
             range = start..<max(start, end)
+            test = { !Self.less($0, low) && !Self.less(high, $0) }
         default:
             return nil
         }
@@ -151,27 +158,8 @@ struct SecondaryIndex: Sendable {
         var keys: [Int64] = []
         keys.reserveCapacity(range.count)
         for entry in entries[range] where changed[entry.key] == nil { keys.append(entry.key) }
-        // The saved values, tested one by one against the same bounds.
-        for (key, value) in changed where Self.orderable(value, kind) && matches(value, type, constant) { keys.append(key) }
+        for (key, value) in changed where Self.orderable(value, kind) && test(value) { keys.append(key) }
         return keys
-    }
-
-    /// Whether `value OP constant` holds, by the order of ``less(_:_:)``; only for an operator
-    /// and constant ``candidates(_:_:)`` accepted.
-    private func matches(_ value: StoreValue, _ type: CoreDataPredicate.NSComparisonPredicate.Operator, _ constant: Any?) -> Bool {
-        switch type {
-        case .equalTo:
-            guard let bound = bound(constant) else { return false }
-            return !Self.less(value, bound) && !Self.less(bound, value)
-        case .lessThan: return bound(constant).map { Self.less(value, $0) } ?? false
-        case .lessThanOrEqualTo: return bound(constant).map { !Self.less($0, value) } ?? false
-        case .greaterThan: return bound(constant).map { Self.less($0, value) } ?? false
-        case .greaterThanOrEqualTo: return bound(constant).map { !Self.less(value, $0) } ?? false
-        case .between:
-            guard let pair = constant as? [Any?], pair.count == 2, let low = bound(pair[0]), let high = bound(pair[1]) else { return false }
-            return !Self.less(value, low) && !Self.less(high, value)
-        default: return false
-        }
     }
 
     /// The first entry not less than `value`.
