@@ -31,7 +31,8 @@ struct IndexPagesBuilder {
 
     private static let capacity = BinaryStoreLayout.indexEntriesPerPage
     private var pages: [Page] = []
-    private var firstKeys: [IndexKey] = []
+    /// Each page's first key, `nil` for a page listed again whose first key was never read.
+    private var firstKeys: [IndexKey?] = []
     private var pending: [IndexEntry] = []
 
     init() { pending.reserveCapacity(2 * Self.capacity) }
@@ -59,8 +60,9 @@ struct IndexPagesBuilder {
     }
 
     /// Lists a page of an earlier checkpoint again; its entries sort after every entry added so
-    /// far. The entries before it end a stretch inside the index.
-    mutating func reuse(_ offset: UInt64, first: IndexKey, to writer: inout PageBatchWriter) throws(StoreError) {
+    /// far. The entries before it end a stretch inside the index. `first` is its first key when
+    /// known: a page is not read only to learn it.
+    mutating func reuse(_ offset: UInt64, first: IndexKey?, to writer: inout PageBatchWriter) throws(StoreError) {
         try endStretch(evenly: true, to: &writer)
         pages.append(.reused(offset))
         firstKeys.append(first)
@@ -95,7 +97,7 @@ struct IndexPagesBuilder {
             case .reused(let offset): offset
             }
         }
-        return PersistedIndex(pageOffsets: offsets, totalEntries: totalEntries, firstKeys: firstKeys.map(Optional.some))
+        return PersistedIndex(pageOffsets: offsets, totalEntries: totalEntries, firstKeys: firstKeys)
     }
 }
 
@@ -159,7 +161,7 @@ extension BinaryStore {
         var page = 0
         while page < pageCount {
             guard pages.touched[page] else {
-                try builder.reuse(pages.old.pageOffsets[page], first: try firstKey(of: page, in: &pages), to: &writer)
+                try builder.reuse(pages.old.pageOffsets[page], first: pages.firstKeys[page], to: &writer)
                 page += 1
                 continue
             }
