@@ -15,18 +15,11 @@ private typealias NSPredicate = CoreDataPredicate.NSPredicate
 /// the handle does not see, drops them.
 final class SecondaryIndexTests: XCTestCase {
     private static let model: NSManagedObjectModel = {
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            attribute.isOptional = true
-            return attribute
-        }
         let person = NSEntityDescription()
         person.name = "Person"
         person.properties = [
-            attribute("name", .stringAttributeType), attribute("age", .integer32AttributeType),
-            attribute("score", .doubleAttributeType), attribute("born", .dateAttributeType),
+            AllTypesModel.attribute("name", .stringAttributeType), AllTypesModel.attribute("age", .integer32AttributeType),
+            AllTypesModel.attribute("score", .doubleAttributeType), AllTypesModel.attribute("born", .dateAttributeType),
         ]
         person.indexes = ["age", "name", "score", "born"].map {
             NSFetchIndexDescription(name: "by\($0)", elements: [NSFetchIndexElementDescription(propertyName: $0, collationType: .binary)])
@@ -66,15 +59,22 @@ final class SecondaryIndexTests: XCTestCase {
         }
     }
 
-    func testIndexesFollowEverySaveAndAgreeWithTheReference() throws {
-        let path = BinaryTestModel.temporaryPath()
+    /// A new store at `path` holding `count` random rows, checked once (which builds every
+    /// index), with the rows and the generator that made them.
+    private func seededStore(_ path: String, seed: UInt64, count: Int64) throws -> (BinaryStore, [StoreObjectID: StoreRow], SeededGenerator) {
         let store = try BinaryStore(path: path, model: Self.model, metadata: StoreMetadata())
-        var random = SeededGenerator(seed: 0x5EC0_17DE)
+        var random = SeededGenerator(seed: seed)
         var rows: [StoreObjectID: StoreRow] = [:]
-        let initial = (Int64(1)...400).map { row($0, &random) }
+        let initial = (Int64(1)...count).map { row($0, &random) }
         _ = try store.save(StoreChangeSet(inserted: initial))
         for row in initial { rows[row.objectID] = row }
         try check(store, rows, "after the first save")
+        return (store, rows, random)
+    }
+
+    func testIndexesFollowEverySaveAndAgreeWithTheReference() throws {
+        let (store, initialRows, seeded) = try seededStore(BinaryTestModel.temporaryPath(), seed: 0x5EC0_17DE, count: 400)
+        var (rows, random) = (initialRows, seeded)
         let built = store.secondaryLock.withLock { store.secondaryIndexes.values.reduce(0) { $0 + $1.count } }
         XCTAssertEqual(built, 4, "every indexed attribute's index is built by the fetches that use it")
 
@@ -114,14 +114,8 @@ final class SecondaryIndexTests: XCTestCase {
     /// A save that fails (a version conflict) changes no index; saves from several threads at
     /// once, published together by one group commit, each reach the indexes.
     func testAFailedSaveChangesNothingAndConcurrentSavesAllReachTheIndexes() throws {
-        let path = BinaryTestModel.temporaryPath()
-        let store = try BinaryStore(path: path, model: Self.model, metadata: StoreMetadata())
-        var random = SeededGenerator(seed: 99)
-        var rows: [StoreObjectID: StoreRow] = [:]
-        let initial = (Int64(1)...300).map { row($0, &random) }
-        _ = try store.save(StoreChangeSet(inserted: initial))
-        for row in initial { rows[row.objectID] = row }
-        try check(store, rows, "before")
+        let (store, initialRows, seeded) = try seededStore(BinaryTestModel.temporaryPath(), seed: 99, count: 300)
+        var (rows, random) = (initialRows, seeded)
 
         let stale = row(1, &random, version: 7)
         XCTAssertThrowsError(try store.save(StoreChangeSet(updated: [stale])))
@@ -149,13 +143,8 @@ final class SecondaryIndexTests: XCTestCase {
     /// indexes of what it changed are dropped and built again by the next fetch.
     func testAnotherHandlesSaveDropsTheIndexesAndTheNextFetchRebuildsThem() throws {
         let path = BinaryTestModel.temporaryPath()
-        let first = try BinaryStore(path: path, model: Self.model, metadata: StoreMetadata())
-        var random = SeededGenerator(seed: 7)
-        var rows: [StoreObjectID: StoreRow] = [:]
-        let initial = (Int64(1)...200).map { row($0, &random) }
-        _ = try first.save(StoreChangeSet(inserted: initial))
-        for row in initial { rows[row.objectID] = row }
-        try check(first, rows, "first handle")
+        let (first, initialRows, seeded) = try seededStore(path, seed: 7, count: 200)
+        var (rows, random) = (initialRows, seeded)
 
         let second = try BinaryStore(path: path, model: Self.model, metadata: StoreMetadata())
         let changed = row(5, &random, version: 1)

@@ -187,10 +187,8 @@ extension BinaryStore {
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true { try truncateLog(logFile) }
     }
 
-    /// Appends the pages that follow the data pages (§7–§8): `index` in index pages and their
-    /// directory, then `catalog` with the next primary keys handed out so far, then `metadata`;
-    /// writes everything queued and returns where each went, the new data end and the index's
-    /// pages (`nil` for an empty index).
+    /// ``writeIndexAndState(_:totalEntries:catalog:metadata:to:)`` with every live entry of
+    /// `index` in new pages (compaction and export, which write a new file).
     func writeIndexAndState(
         _ index: ObjectIndex, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
     ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64, pages: PersistedIndex?) {

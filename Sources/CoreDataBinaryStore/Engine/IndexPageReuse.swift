@@ -199,8 +199,8 @@ extension ObjectIndex {
             let table = tables[entityID]
             var start = 0
             var end = table.keys.count
-            if let lower, Int(lower.entityID) == entityID { start = Self.firstPosition(in: table.keys, notBelow: lower.primaryKey) }
-            if let upper, Int(upper.entityID) == entityID { end = Self.firstPosition(in: table.keys, notBelow: upper.primaryKey) }
+            if let lower, Int(lower.entityID) == entityID { start = table.firstPosition(notBelow: lower.primaryKey) }
+            if let upper, Int(upper.entityID) == entityID { end = table.firstPosition(notBelow: upper.primaryKey) }
             guard start < end else { continue }
             for position in start..<end where includingDeleted || table.locations[position] != 0 {
                 try body(IndexEntry(entityID: UInt32(entityID), primaryKey: table.keys[position], location: table.locations[position]))
@@ -213,15 +213,5 @@ extension ObjectIndex {
         var result: [IndexEntry] = []
         forEachEntry(from: lower, below: upper, includingDeleted: includingDeleted) { result.append($0) }
         return result
-    }
-
-    private static func firstPosition(in keys: [Int64], notBelow key: Int64) -> Int {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let mid = (low + high) / 2
-            if keys[mid] < key { low = mid + 1 } else { high = mid }
-        }
-        return low
     }
 }

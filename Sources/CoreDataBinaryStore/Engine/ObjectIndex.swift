@@ -59,16 +59,22 @@ package struct ObjectIndex: Sendable {
                 }
                 locations[position] = location
             } else {
-                var low = 0
-                var high = keys.count
-                while low < high {
-                    let mid = (low + high) / 2
-                    if keys[mid] < key { low = mid + 1 } else { high = mid }
-                }
+                let low = firstPosition(notBelow: key)
                 keys.insert(key, at: low)
                 locations.insert(location, at: low)
                 liveCount += 1
             }
+        }
+
+        /// The position of the first key not below `key` (`keys.count` when there is none).
+        func firstPosition(notBelow key: Int64) -> Int {
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let mid = (low + high) / 2
+                if keys[mid] < key { low = mid + 1 } else { high = mid }
+            }
+            return low
         }
 
         mutating func remove(_ key: Int64) {
