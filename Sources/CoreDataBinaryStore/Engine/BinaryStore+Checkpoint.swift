@@ -281,6 +281,9 @@ struct LogWindow {
         }
         try ensure(offset, count: LogLayout.entryHeaderSize + Int(length))
         let entryStart = Int(offset - start)
+        // In place, as nearly every entry is: a copy per record was most of a large checkpoint's
+        // copying. Only a damaged entry takes the path below, which words the error.
+        if let body = LogEntryCodec.recordBody(in: buffer, entryAt: entryStart) { return (buffer, body) }
         let entry = Array(buffer[entryStart..<(entryStart + LogLayout.entryHeaderSize + Int(length))])
         do {
             let (_, body) = try LogEntryCodec.body(ofEntry: entry, at: offset)
