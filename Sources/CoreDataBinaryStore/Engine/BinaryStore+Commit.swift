@@ -10,7 +10,8 @@ struct PublishSet: Sendable {
     var metadata: StoreMetadata?
     /// The new value of every indexed attribute (``BinaryStore/indexedAttributes``) of each
     /// saved row, so built secondary indexes follow the save; `nil` when the values are not
-    /// known (a save another process made), which drops the indexes of the entities it changes.
+    /// known (a save another process made, or one that began with no index built), which drops
+    /// the indexes of the entities it changes.
     var indexValues: [IndexedValue]?
 
     /// A saved row's new value of one indexed attribute.
@@ -259,7 +260,12 @@ extension BinaryStore {
                 publish.locations.append((ref.entityID, ref.key, location, ref.version))
             }
         }
-        if !indexedAttributes.isEmpty { publish.indexValues = indexValues(of: changes, catalog: newCatalog) }
+        // Values only while some index is built: a bulk import into an entity nobody has queried
+        // pays nothing. An index a fetch builds before this save publishes is dropped then (no
+        // values), as after another process's save.
+        if !indexedAttributes.isEmpty, secondaryLock.withLock({ !secondaryIndexes.isEmpty }) {
+            publish.indexValues = indexValues(of: changes, catalog: newCatalog)
+        }
         let batch = appendBatch(frames, publish: publish)
         pendingBatches.append(batch)
         for (name, mark) in highWater {
