@@ -4,7 +4,7 @@
 # those of the binary-store targets (FuzzBinaryHeader, FuzzBinaryPage, FuzzBinaryRecord,
 # FuzzLogFrame, FuzzBinaryStoreOpen, FuzzBinaryStoreSaves) from the golden store
 # (Tests/CoreDataBinaryFormatTests/Fixtures/golden-v1.store and -wal) and from a copy of it with
-# two more saves and a metadata change left in its log: the header and root slots, every page,
+# two more saves and a metadata change left in its log, and the pages of golden-v3.store: the header and root slots, every page,
 # every record, the logs and each frame, whole stores, and whole stores with programs of saves.
 # Regression inputs (regression-*) are kept. The corpus maker (CorpusMaker in FuzzTargets) is
 # FuzzBinaryStoreOpen run with COREDATA_FUZZ_MAKE_CORPUS set, so this needs no build beyond the

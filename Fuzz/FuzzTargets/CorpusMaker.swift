@@ -1,4 +1,4 @@
-// The seed corpora of the binary-store fuzz targets, made from the golden store so they follow
+// The seed corpora of the binary-store fuzz targets, made from the golden stores so they follow
 // the format as it is today (Fuzz/make-corpus.sh runs this through FuzzBinaryStoreOpen's
 // LLVMFuzzerInitialize hook).
 import CoreDataBinaryFormat
@@ -10,9 +10,10 @@ import Foundation
 import FuzzBinarySupport
 
 /// Writes the seed corpora of the binary targets from the golden store and a fresh store with an
-/// un-checkpointed log.
+/// un-checkpointed log, and the pages of the version-3 golden store.
 ///
-/// Reads `Tests/CoreDataBinaryFormatTests/Fixtures/golden-v1.store` and its log from the package.
+/// Reads `Tests/CoreDataBinaryFormatTests/Fixtures/golden-v1.store` and its log, and
+/// `golden-v3.store`, from the package.
 public enum CorpusMaker {
     static func write(_ bytes: [UInt8], _ name: String, in folder: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -96,22 +97,26 @@ public enum CorpusMaker {
         let golden = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixtures)))
         let goldenLog = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixtures + "-wal")))
         let (data, log) = try storeWithLog(golden: golden, goldenLog: goldenLog)
+        // The version-3 fixture adds secondary-index pages and their directory (binary-store.md §7.2).
+        let goldenV3 = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(package)/Tests/CoreDataBinaryFormatTests/Fixtures/golden-v3.store")))
 
         // FuzzBinaryHeader: the first 1,152 bytes (header and both root slots) of each store.
         try write(Array(golden.prefix(1_152)), "golden-header", for: "FuzzBinaryHeader")
         try write(Array(data.prefix(1_152)), "logged-header", for: "FuzzBinaryHeader")
+        try write(Array(goldenV3.prefix(1_152)), "golden-v3-header", for: "FuzzBinaryHeader")
 
-        // FuzzBinaryPage and FuzzBinaryRecord: every page of both stores; every record of their data pages.
+        // FuzzBinaryPage and FuzzBinaryRecord: every page of the stores; every record of the data
+        // pages of the two stores of the fixed catalog's model.
         var pages = Set<[UInt8]>()
         var records: [[UInt8]] = []
-        for (name, image) in [("golden", golden), ("logged", data)] {
+        for (name, image) in [("golden", golden), ("logged", data), ("golden-v3", goldenV3)] {
             var offset = BinaryStoreLayout.firstPageOffset
             while image.count - offset >= 32, let header = try? PageHeader(decoding: Array(image[offset..<(offset + 32)]), at: UInt64(offset)),
                   header.totalLength <= image.count - offset {
                 let page = Array(image[offset..<(offset + header.totalLength)])
                 let kind = "\(header.kind)".replacingOccurrences(of: " ", with: "-")
                 if pages.insert(page).inserted { try write(page, "\(name)-\(offset)-\(kind)", for: "FuzzBinaryPage") }
-                if header.kind == .data, let payload = try? PageCodec.decodePayload(header, page: page, at: UInt64(offset)),
+                if header.kind == .data, name != "golden-v3", let payload = try? PageCodec.decodePayload(header, page: page, at: UInt64(offset)),
                    let dataPage = try? DataPage(payload: payload, pageOffset: UInt64(offset)) {
                     for slot in 0..<dataPage.count {
                         if let range = dataPage.range(of: slot) { records.append(Array(payload[range])) }

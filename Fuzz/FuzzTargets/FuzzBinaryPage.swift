@@ -1,8 +1,8 @@
 // Fuzz target: arbitrary bytes as one page of a binary store's data file: the 32-byte page
 // header, the stored payload (XXH3 checksum, LZ4), then the payload decoder the page kind names:
 // a data page's slot table and every record in it (against the catalog the input's own catalog
-// page would give, else the fixed catalog), a catalog, an index page or the index directory, or
-// the metadata property list. Each input is decoded as given and again with its checksum
+// page would give, else the fixed catalog), a catalog, an index page or the index directory, a
+// secondary-index page or its directory, or the metadata property list. Each input is decoded as given and again with its checksum
 // rewritten. Decoders must throw; any crash, hang or sanitizer report is a bug.
 import CoreDataBinaryFormat
 import CoreDataTestModel
@@ -44,6 +44,22 @@ public enum FuzzBinaryPage {
             if let directory = try? IndexPageCodec.decodeDirectory(payload, pageOffset: 4_096) {
                 precondition(IndexPageCodec.encodeDirectory(pageOffsets: directory.pageOffsets, totalEntries: directory.totalEntries) == payload,
                              "index directory does not round-trip")
+            }
+        case .secondaryIndex:
+            // The page names its own index; a page that disagrees with the directory throws.
+            guard payload.count >= 9, let kind = SecondaryIndexKind(rawValue: payload[8]) else { return }
+            let entity = UInt32(payload[0]) | UInt32(payload[1]) << 8 | UInt32(payload[2]) << 16 | UInt32(payload[3]) << 24
+            let property = UInt32(payload[4]) | UInt32(payload[5]) << 8 | UInt32(payload[6]) << 16 | UInt32(payload[7]) << 24
+            if let entries = try? SecondaryIndexCodec.decodePage(payload, pageOffset: 4_096, entityID: entity, propertyIndex: property, kind: kind) {
+                // By value: a varint length may be written longer than needed.
+                let again = SecondaryIndexCodec.encodePage(entityID: entity, propertyIndex: property, kind: kind, entries: entries[...])
+                let decoded = try? SecondaryIndexCodec.decodePage(again, pageOffset: 4_096, entityID: entity, propertyIndex: property, kind: kind)
+                precondition(decoded.map { $0.elementsEqual(entries) { $0.value == $1.value && $0.key == $1.key } } == true,
+                             "secondary-index page does not round-trip")
+            }
+        case .secondaryIndexDirectory:
+            if let listings = try? SecondaryIndexCodec.decodeDirectory(payload, pageOffset: 4_096) {
+                precondition(SecondaryIndexCodec.encodeDirectory(listings) == payload, "secondary-index directory does not round-trip")
             }
         case .metadata:
             _ = try? MetadataCodec.decode(payload, location: "metadata page")

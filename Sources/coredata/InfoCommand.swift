@@ -203,6 +203,7 @@ struct InfoCommand: ParsableCommand {
                 ("frames", .integer(Int64(stats.logFrames))),
                 ("droppedBytes", .integer(Int64(stats.droppedLogBytes))),
             ])),
+            ("secondaryIndexes", .counts(stats.secondaryIndexes)),
             ("externalData", .object([
                 ("files", .integer(Int64(stats.externalFiles))),
                 ("bytes", .integer(Int64(stats.externalBytes))),
@@ -230,6 +231,10 @@ struct InfoCommand: ParsableCommand {
             "last checkpoint  generation \(stats.checkpointGeneration)",
             "log              \(stats.logFileBytes) bytes, \(stats.logSaves) saves in \(stats.logFrames) frames since the last checkpoint\(stats.droppedLogBytes > 0 ? ", \(stats.droppedLogBytes) bytes after the last save (ignored)" : "")",
         ]
+        if !stats.secondaryIndexes.isEmpty {
+            let indexes = stats.secondaryIndexes.keys.sorted().map { "\($0) (\(stats.secondaryIndexes[$0] ?? 0) entries)" }.joined(separator: ", ")
+            lines.append("indexes          \(indexes), persisted by the last checkpoint")
+        }
         if stats.externalFiles > 0 {
             lines.append("external data    \(stats.externalFiles) files, \(stats.externalBytes) bytes in \(path)\(ExternalDataLayout.folderSuffix)/ (values of attributes that allow external storage)")
         }

@@ -1,5 +1,7 @@
 import CoreDataBinaryFormat
-import CoreDataBinaryStore
+@testable import CoreDataBinaryStore
+import CoreDataModel
+import CoreDataPredicate
 import CoreDataStorage
 import CoreDataTestSupport
 import Foundation
@@ -8,8 +10,8 @@ import XCTest
 /// Stores written by each format version, checked in, must keep reading back exactly. A format
 /// change changes the spec, adds a fixture of the new version (write it with
 /// `COREDATA_WRITE_GOLDEN=1 swift test --filter GoldenStoreTests`) and bumps the format version
-/// together. The version-1 fixture can no longer be written (this code makes version-2 stores):
-/// it is kept as it is.
+/// together. The version-1 and version-2 fixtures can no longer be written (this code makes
+/// version-3 stores): they are kept as they are.
 final class GoldenStoreTests: XCTestCase {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/golden-v1.store")
 
@@ -50,32 +52,136 @@ final class GoldenStoreTests: XCTestCase {
         ]
     }
 
+    static let fixtureV3 = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/golden-v3.store")
+
+    /// The version-3 fixture's model: one entity with two fetch indexes (Formats/binary-store.md
+    /// §7.2), on an integer and a string, and an attribute without one.
+    static let readingModel: NSManagedObjectModel = {
+        let reading = NSEntityDescription()
+        reading.name = "Reading"
+        reading.properties = [
+            AllTypesModel.attribute("value", .integer64AttributeType), AllTypesModel.attribute("label", .stringAttributeType),
+            AllTypesModel.attribute("taken", .dateAttributeType),
+        ]
+        reading.indexes = ["value", "label"].map {
+            NSFetchIndexDescription(name: "by\($0)", elements: [NSFetchIndexElementDescription(propertyName: $0, collationType: .binary)])
+        }
+        let model = NSManagedObjectModel()
+        model.entities = [reading]
+        try? model.freeze()
+        return model
+    }()
+
+    /// Reading `key` as the fixture first saves it: value `key * 7 % 50` (none for every
+    /// eleventh), a label of ten kinds, a time.
+    static func reading(_ key: Int64, version: Int64 = 0) -> StoreRow {
+        var values: [String: StoreValue] = ["label": .string("label \(key % 10)"), "taken": .date(Date(timeIntervalSinceReferenceDate: Double(key) * 3_600))]
+        if key % 11 != 0 { values["value"] = .integer(key * 7 % 50) }
+        return StoreRow(objectID: StoreObjectID(entityName: "Reading", primaryKey: key), version: version, values: values)
+    }
+
+    /// The version-3 fixture: readings 1–60 checkpointed with both indexes persisted, then in the
+    /// log an update of reading 3 (value 1000), a deletion of reading 4 and a new reading 61.
+    static func expectedV3Rows() -> [StoreRow] {
+        var rows = (Int64(1)...61).filter { $0 != 4 && $0 != 3 }.map { reading($0, version: 1) }
+        var third = reading(3, version: 2)
+        third.values["value"] = .integer(1_000)
+        rows.append(third)
+        return rows
+    }
+
     func testWriteGoldenFixtureWhenAsked() throws {
         guard ProcessInfo.processInfo.environment["COREDATA_WRITE_GOLDEN"] == "1" else { return }
-        let path = Self.fixtureV2.path
+        let path = Self.fixtureV3.path
         try? BinaryStore.destroy(path: path)
         var options = BinaryStoreOptions()
         options.backgroundCheckpoints = false
-        let store = try BinaryStore(path: path, model: CrashTestModel.model, metadata: StoreMetadata([
-            "NSStoreUUID": "0B7E3C1A-5D2F-4E60-9A81-C3D4E5F60718", "NSStoreType": "Binary", "Fixture": "golden-v2",
+        let store = try BinaryStore(path: path, model: Self.readingModel, metadata: StoreMetadata([
+            "NSStoreUUID": "3C9A1F2E-7B4D-4A51-8E62-0F1A2B3C4D5E", "NSStoreType": "Binary", "Fixture": "golden-v3",
         ]), options: options)
-        _ = try store.save(StoreChangeSet(inserted: [
-            CrashTestModel.owner(1, "Ann", items: [1]), CrashTestModel.item(1, owner: 1, tags: [1]), CrashTestModel.tag(1, "red", items: [1]),
-            CrashTestModel.attachment(1, "external, paged", size: 110_000, seed: 1, previewSize: 200),
-            CrashTestModel.attachment(2, "deleted", size: 103_000, seed: 2),
-            CrashTestModel.attachment(3, "small", size: 1_000, seed: 3, previewSize: 120_000),
-        ]))
+        _ = try store.save(StoreChangeSet(inserted: (Int64(1)...60).map { Self.reading($0) }))
+        // Fetches build both indexes; the checkpoint persists them.
+        let entity = try XCTUnwrap(Self.readingModel.entitiesByName["Reading"])
+        for format in ["value > 40", "label == 'label 3'"] {
+            _ = try store.execute(StoreFetchRequest(entity: entity, predicate: CoreDataPredicate.NSPredicate(format: format)))
+        }
         try store.checkpoint()
+        var third = Self.reading(3, version: 1)
+        third.values["value"] = .integer(1_000)
         _ = try store.save(StoreChangeSet(
-            inserted: [CrashTestModel.attachment(4, "external, in the log", size: 105_000, seed: 4)],
-            deleted: [(StoreObjectID(entityName: "Attachment", primaryKey: 2), 1)]))
-        // Dropped without closing: the last save stays in the log, which is cut after it (the
-        // preallocated zeros, wal.md §5, are a megabyte) and left without its shared counters.
+            inserted: [Self.reading(61)], updated: [third], deleted: [(StoreObjectID(entityName: "Reading", primaryKey: 4), 1)]))
+        // Dropped without closing, as the version-2 fixture: the last save stays in the log.
         let logEnd = try store.statistics().logEnd
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "-wal"))
         try log.truncate(atOffset: logEnd)
         try log.close()
         try FileManager.default.removeItem(atPath: path + "-shm")
+    }
+
+    /// A copy of `fixture` (data file and log, and the external folder when asked) in a new
+    /// folder; returns its path.
+    private func copyOfFixture(_ fixture: URL, external: Bool = false) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("golden-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("golden.store").path
+        for suffix in ["", "-wal"] + (external ? [ExternalDataLayout.folderSuffix] : []) {
+            try FileManager.default.copyItem(atPath: fixture.path + suffix, toPath: copy + suffix)
+        }
+        return copy
+    }
+
+    func testGoldenV3FixtureReadsBackExactlyWithItsIndexes() throws {
+        let copy = try copyOfFixture(Self.fixtureV3)
+        let before = try Data(contentsOf: URL(fileURLWithPath: copy))
+        XCTAssertEqual(try FileHeader(decoding: [UInt8](before.prefix(64))).formatVersion, 3)
+        var options = BinaryStoreOptions()
+        options.readOnly = true
+        let store = try BinaryStore(path: copy, model: Self.readingModel, metadata: StoreMetadata(), options: options)
+        for row in Self.expectedV3Rows() {
+            XCTAssertEqual(try store.row(for: row.objectID), row)
+        }
+        XCTAssertNil(try store.row(for: StoreObjectID(entityName: "Reading", primaryKey: 4)))
+        XCTAssertEqual(try store.metadata()["Fixture"] as? String, "golden-v3")
+        // The checkpoint's 60 readings: 55 with a value, all 60 with a label.
+        XCTAssertEqual(try store.statistics().secondaryIndexes, ["Reading.value": 55, "Reading.label": 60])
+        let entity = try XCTUnwrap(Self.readingModel.entitiesByName["Reading"])
+        let rows = Self.expectedV3Rows()
+        for format in ["value > 40", "value == 1000", "value == 21", "label == 'label 4'", "label BETWEEN {'label 2', 'label 3'}"] {
+            let predicate = CoreDataPredicate.NSPredicate(format: format)
+            let expected = StoreQuery.run(StoreFetchRequest(entity: entity, predicate: predicate), candidates: rows, resolve: { _ in nil },
+                                          entities: Self.readingModel.entitiesByName)
+            var request = StoreFetchRequest(entity: entity, predicate: predicate)
+            request.resultType = .objectIDs
+            guard case .objectIDs(let ids) = try store.execute(request) else { return XCTFail("IDs expected") }
+            XCTAssertEqual(Set(ids), Set(expected.map(\.objectID)), format)
+            XCTAssertFalse(ids.isEmpty, format)
+        }
+        XCTAssertEqual(store.secondaryLock.withLock { (store.secondaryIndexesRead, store.secondaryIndexesBuilt) }.0, 2, "both indexes are read from the file")
+        XCTAssertEqual(store.secondaryLock.withLock { store.secondaryIndexesBuilt }, 0)
+        let verification = try store.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try store.close()
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: copy)), before, "a read-only open changed the file")
+    }
+
+    /// The previous version's fixture opens writable, is written on as version 2 (no secondary
+    /// index), and compaction upgrades it to version 3 with every row as it was.
+    func testGoldenV2FixtureUpgradesToVersion3ByCompaction() throws {
+        let copy = try copyOfFixture(Self.fixtureV2, external: true)
+        let store = try BinaryStore(path: copy, model: CrashTestModel.model, metadata: StoreMetadata())
+        try store.checkpoint()
+        XCTAssertEqual(try store.statistics().formatVersion, 2)
+        try store.compact()
+        XCTAssertEqual(try store.statistics().formatVersion, 3)
+        try store.close()
+        let reopened = try BinaryStore(path: copy, model: CrashTestModel.model, metadata: StoreMetadata())
+        for row in Self.expectedV2Rows() {
+            XCTAssertEqual(try reopened.row(for: row.objectID), row)
+        }
+        let verification = try reopened.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try reopened.close()
     }
 
     func testGoldenV2FixtureReadsBackExactly() throws {

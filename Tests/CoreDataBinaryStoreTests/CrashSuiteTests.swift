@@ -41,6 +41,17 @@ final class CrashSuiteTests: XCTestCase {
         XCTAssertTrue(failures.messages.isEmpty, failures.summary)
     }
 
+    /// Persisted secondary indexes (Formats/binary-store.md §7.2) crashed at every operation:
+    /// after each, the fetch through the index finds exactly the titled notes and `verify`
+    /// finds every index entry backed by its record.
+    func testEveryCrashPointWithPersistedSecondaryIndexes() throws {
+        let (scenarios, failures, operations, policyCount) = crashEveryOperation(of: CrashWorkload.secondaryIndexes, seedCount: 4)
+        print("crash suite (persisted secondary indexes): \(scenarios) scenarios (\(operations) ops × \(policyCount) power-loss policies)")
+        ScenarioTally.report("binary crash (persisted secondary indexes)", scenarios)
+        XCTAssertGreaterThanOrEqual(scenarios, 150, "the suite shrank")
+        XCTAssertTrue(failures.messages.isEmpty, failures.summary)
+    }
+
     /// Crashes `workload` at each of its operations under every power-loss policy (with
     /// `seedCount` seeds for the seeded ones) and reopens each disk image against the oracle.
     private func crashEveryOperation(of workload: CrashWorkload, seedCount: Int = 10) -> (scenarios: Int, failures: ScenarioFailures, operations: Int, policies: Int) {

@@ -68,7 +68,7 @@ final class ExternalBinaryDataTests: XCTestCase {
         guard case .rows(let all) = fetched else { return XCTFail("a fetch of rows returned \(fetched)") }
         XCTAssertEqual(Set(all.compactMap { $0.values["payload"] }), Set(rows.compactMap { $0.values["payload"] }))
         XCTAssertEqual(try store.statistics().externalFiles, 3)
-        XCTAssertEqual(try store.statistics().formatVersion, 2)
+        XCTAssertEqual(try store.statistics().formatVersion, BinaryStoreLayout.formatVersion)
         try store.close()
         let names = try FileManager.default.contentsOfDirectory(atPath: path + ExternalDataLayout.folderSuffix)
         XCTAssertEqual(names.count, 3)
@@ -194,7 +194,7 @@ final class ExternalBinaryDataTests: XCTestCase {
     }
 
     /// A store of format version 1 keeps its version and its values in the records until it is
-    /// compacted, so an older build still opens it; compaction makes it version 2.
+    /// compacted, so an older build still opens it; compaction makes it the current version.
     func testAVersion1StoreKeepsValuesInlineUntilCompaction() throws {
         let fileSystem = FaultInjectingFileSystem()
         var store = try WorkloadRunner.open(fileSystem)
@@ -218,7 +218,7 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertEqual(try store.statistics().formatVersion, 1)
         XCTAssertEqual(try store.row(for: row.objectID)?.values["payload"], row.values["payload"])
         try store.compact()
-        XCTAssertEqual(try store.statistics().formatVersion, 2)
+        XCTAssertEqual(try store.statistics().formatVersion, BinaryStoreLayout.formatVersion)
         _ = try store.save(StoreChangeSet(updated: [updated(M.attachment(1, "b", size: large, seed: 2), version: 1)]))
         XCTAssertEqual(old.paths(startingWith: folder + "/").count, 1)
         try store.close()

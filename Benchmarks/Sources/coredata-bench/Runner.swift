@@ -174,6 +174,10 @@ final class Runner {
         let rounds = 20
         let afterSaves = "\(rounds) × (save 1 age change, then age > 50 by name, limit 100) (index on age)"
         let changedKeys = (0..<rounds).map { Int64(1 + $0 * (objects / rounds)) }
+        // After a close: our index comes from the file (binary-store.md §7.2), SQLite's from its b-tree.
+        let reopened = "open + first age > 50 by name, limit 100 (index on age, reopened store)"
+        // 1,000 new ages land all over the index: the checkpoint rewrites the pages they reach.
+        let insertsIndexed = "checkpoint of 1000 inserts (index on age, reopened store)"
         switch side {
         case .ours:
             let store = try BinaryUsers(path: scratch.file("users.store"), model: indexedModel, durability: .full)
@@ -187,6 +191,18 @@ final class Runner {
                 }
             }
             try store.close()
+            var again: BinaryUsers?
+            try record(reopened, side, operations: 1, unit: "") {
+                again = try BinaryUsers(path: scratch.file("users.store"), model: indexedModel, durability: .full, backgroundCheckpoints: false)
+                _ = try again?.olderThan50ByName(limit: 100)
+            }
+            if let again {
+                try again.insert(users[0..<1_000])
+                let before = Self.fileBytes(scratch.file("users.store"))
+                try record(insertsIndexed, side, operations: 1, unit: "") { try again.store.checkpoint() }
+                note(insertsIndexed, "ours: the data file grew \((Self.fileBytes(scratch.file("users.store")) - before) >> 10) KiB")
+                try again.close()
+            }
         case .sqlite:
             let db = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL")
             try db.createTable(indexOnAge: true)
@@ -200,6 +216,16 @@ final class Runner {
                 }
             }
             db.close()
+            var again: SQLiteUsers?
+            try record(reopened, side, operations: 1, unit: "") {
+                again = try SQLiteUsers(path: scratch.file("users.sqlite"), synchronous: "FULL", autocheckpoint: false)
+                _ = try again?.olderThan50ByName(limit: 100)
+            }
+            if let again {
+                try again.insert(users[0..<1_000], firstID: Int64(objects + 1))
+                try record(insertsIndexed, side, operations: 1, unit: "") { try again.exec("PRAGMA wal_checkpoint(TRUNCATE)") }
+                again.close()
+            }
         }
     }
 

@@ -7,6 +7,10 @@ public enum PageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case catalog = 3
     case metadata = 4
     case indexDirectory = 5
+    /// §7.2, format version 3.
+    case secondaryIndex = 6
+    /// §7.2, format version 3.
+    case secondaryIndexDirectory = 7
 
     public var description: String {
         switch self {
@@ -15,6 +19,8 @@ public enum PageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .catalog: return "catalog page"
         case .metadata: return "metadata page"
         case .indexDirectory: return "index directory page"
+        case .secondaryIndex: return "secondary-index page"
+        case .secondaryIndexDirectory: return "secondary-index directory page"
         }
     }
 }

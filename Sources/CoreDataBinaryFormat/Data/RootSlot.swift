@@ -12,8 +12,13 @@ public struct RootSlot: Sendable, Equatable {
     /// The salt of this generation's log frames (Formats/wal.md §3).
     public var logSalt: UInt64
     public var objectCount: UInt64
+    /// The secondary-index directory page (§7.2), 0 when none; always 0 below format version 3.
+    public var secondaryIndexDirectoryOffset: UInt64
 
-    public init(generation: UInt64, dataEnd: UInt64, indexDirectoryOffset: UInt64, catalogOffset: UInt64, metadataOffset: UInt64, logSalt: UInt64, objectCount: UInt64) {
+    public init(
+        generation: UInt64, dataEnd: UInt64, indexDirectoryOffset: UInt64, catalogOffset: UInt64, metadataOffset: UInt64, logSalt: UInt64,
+        objectCount: UInt64, secondaryIndexDirectoryOffset: UInt64 = 0
+    ) {
         self.generation = generation
         self.dataEnd = dataEnd
         self.indexDirectoryOffset = indexDirectoryOffset
@@ -21,10 +26,12 @@ public struct RootSlot: Sendable, Equatable {
         self.metadataOffset = metadataOffset
         self.logSalt = logSalt
         self.objectCount = objectCount
+        self.secondaryIndexDirectoryOffset = secondaryIndexDirectoryOffset
     }
 
     /// The 128 slot bytes, checksum included, of a file of `formatVersion` (the file header's:
-    /// a store keeps its version until it is rewritten whole, §2).
+    /// a store keeps its version until it is rewritten whole, §2). Below version 3 the
+    /// secondary-index directory's bytes stay zero.
     public func encoded(formatVersion: UInt32 = BinaryStoreLayout.formatVersion) -> [UInt8] {
         var writer = ByteWriter(capacity: BinaryStoreLayout.rootSlotSize)
         writer.uint32(BinaryStoreLayout.rootSlotMagic)
@@ -32,7 +39,8 @@ public struct RootSlot: Sendable, Equatable {
         for field in [generation, dataEnd, indexDirectoryOffset, catalogOffset, metadataOffset, logSalt, objectCount] {
             writer.uint64(field)
         }
-        writer.zeros(56)
+        writer.uint64(formatVersion >= SecondaryIndexLayout.firstFormatVersion ? secondaryIndexDirectoryOffset : 0)
+        writer.zeros(48)
         writer.uint64(PageChecksum.xxh3(writer.bytes))
         return writer.bytes
     }
@@ -57,10 +65,13 @@ public struct RootSlot: Sendable, Equatable {
             guard BinaryStoreLayout.readableFormatVersions.contains(version) else { return .damaged("the slot has format version \(version)") }
             let checksum = ByteReader.uint64(in: bytes, at: 120)
             guard checksum == PageChecksum.xxh3(Array(bytes[0..<120])) else { return .damaged("the slot's checksum does not match") }
-            let slot = RootSlot(
+            var slot = RootSlot(
                 generation: try reader.uint64(), dataEnd: try reader.uint64(), indexDirectoryOffset: try reader.uint64(),
                 catalogOffset: try reader.uint64(), metadataOffset: try reader.uint64(), logSalt: try reader.uint64(),
                 objectCount: try reader.uint64())
+            // Reserved below version 3 (§3): whatever is there names nothing.
+            let secondary = try reader.uint64()
+            slot.secondaryIndexDirectoryOffset = version >= SecondaryIndexLayout.firstFormatVersion ? secondary : 0
             guard slot.generation <= BinaryStoreLayout.largestCounter else { return .damaged("the slot's generation \(slot.generation) is above 2^62") }
             return .valid(slot)
         } catch {

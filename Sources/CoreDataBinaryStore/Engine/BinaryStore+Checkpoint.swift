@@ -58,12 +58,21 @@ extension BinaryStore {
         var packer = DataPagePacker(targetPageSize: Int(header.pageSize))
         var window = LogWindow(file: logFile)
         let tombstones = rw.withReadLock { logTombstones }.sorted { ($0.entityID, $0.key) < ($1.entityID, $1.key) }
+        // Which entities change and, for persisted secondary indexes not in memory, the new
+        // values, gathered from the records as they are copied (§7.2).
+        var secondaryPlan = checkpointSecondaryPlan()
+        let copyCatalog = secondaryPlan?.watchesRecords == true ? rw.withReadLock { catalog } : nil
         var counter = ProgressCounter(
             total: progress == nil ? 0 : tombstones.count + newIndex.tables.reduce(0) { $0 + $1.locations.count { $0 & RecordLocation.logBit != 0 } },
             report: progress)
         func copy(_ location: UInt64, entityID: Int, key: Int64, relocate: Bool) throws(StoreError) {
             counter.step()
             let (bytes, range) = try window.recordBody(at: location & ~RecordLocation.logBit)
+            if let copyCatalog {
+                do { try secondaryPlan?.note(entityID: entityID, key: key, bytes, range, catalog: copyCatalog) } catch {
+                    throw .corrupt(detail: error.within(Self.describe(location)).description)
+                }
+            }
             try packer.add(bytes[range], entityID: entityID, key: key, indexed: relocate, to: &writer)
         }
         // The old pages every key whose entry differs from them falls in: its record is in the
@@ -147,14 +156,17 @@ extension BinaryStore {
             // changes in most of them.
             try writeWholeIndex()
         }
+        let secondary = try secondaryPlan.map { (plan) throws(StoreError) in try checkpointSecondaryWrites(plan) }
         let (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
-        let (directory, catalogOffset, metadataOffset, written, newPages) = try writeIndexAndState(
-            pages, totalEntries: totalEntries, catalog: currentCatalog, metadata: currentMetadata, to: &writer)
+        let state = try writeIndexAndState(
+            pages, totalEntries: totalEntries, secondary: secondary?.writes ?? [], catalog: currentCatalog, metadata: currentMetadata, to: &writer)
 
         // 3–4. Sync the pages, then publish them through the inactive root slot.
         let newRoot = RootSlot(
-            generation: generation, dataEnd: written, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
-            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(totalEntries))
+            generation: generation, dataEnd: state.end, indexDirectoryOffset: state.directory, catalogOffset: state.catalog,
+            metadataOffset: state.metadata, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(totalEntries),
+            secondaryIndexDirectoryOffset: state.secondary.directory)
+        let newPages = state.pages
         let slot = 1 - activeSlot
         do {
             // The log first: with relaxed durability (this handle's or another process's) its
@@ -172,6 +184,8 @@ extension BinaryStore {
 
         // 5. Readers move to the new pages; the log starts over.
         rw.withWriteLock {
+            // With the root: a fetch reads the new listings only against the new data end.
+            if let secondary { publishSecondaryIndexes(state.secondary, kept: secondary.kept, catalog: currentCatalog) }
             if loaded { replaceIndex(newIndex, pages: newPages) } else if let newPages { replacePersistedIndex(newPages) } else { replaceIndex(ObjectIndex(), pages: nil) }
             root = newRoot
             activeSlot = slot
@@ -187,24 +201,37 @@ extension BinaryStore {
         if truncatingLog || (try? logFile.size()).map({ $0 > UInt64(options.checkpointThreshold) * 2 }) == true { try truncateLog(logFile) }
     }
 
-    /// ``writeIndexAndState(_:totalEntries:catalog:metadata:to:)`` with every live entry of
-    /// `index` in new pages (compaction and export, which write a new file).
+    /// Where the pages a checkpoint, compaction or export wrote after the data pages went.
+    struct WrittenState {
+        var directory: UInt64
+        var secondary: SecondaryIndexesWritten
+        var catalog: UInt64
+        var metadata: UInt64
+        /// The new data end.
+        var end: UInt64
+        /// The index's pages; `nil` for an empty index.
+        var pages: PersistedIndex?
+    }
+
+    /// ``writeIndexAndState(_:totalEntries:secondary:catalog:metadata:to:)`` with every live
+    /// entry of `index` in new pages (compaction and export, which write a new file).
     func writeIndexAndState(
-        _ index: ObjectIndex, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
-    ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64, pages: PersistedIndex?) {
+        _ index: ObjectIndex, secondary: [SecondaryIndexWrite] = [], catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
+    ) throws(StoreError) -> WrittenState {
         var pages = IndexPagesBuilder()
         let total = try pages.appendEntries(of: index, to: &writer)
-        return try writeIndexAndState(pages, totalEntries: total, catalog: catalog, metadata: metadata, to: &writer)
+        return try writeIndexAndState(pages, totalEntries: total, secondary: secondary, catalog: catalog, metadata: metadata, to: &writer)
     }
 
     /// Appends the pages that follow the data pages (§7–§8): the index pages `pages` lists (new
-    /// ones queued on `writer`, or pages of an earlier checkpoint) and their directory, then
+    /// ones queued on `writer`, or pages of an earlier checkpoint) and their directory, the
+    /// secondary indexes and their directory (§7.2, none for an empty `secondary`), then
     /// `catalog` with the next primary keys handed out so far, then `metadata`; writes
-    /// everything queued and returns where each went, the new data end and the index's pages
-    /// (`nil` for an empty index).
+    /// everything queued and returns where each went.
     func writeIndexAndState(
-        _ pages: IndexPagesBuilder, totalEntries: Int, catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
-    ) throws(StoreError) -> (directory: UInt64, catalog: UInt64, metadata: UInt64, end: UInt64, pages: PersistedIndex?) {
+        _ pages: IndexPagesBuilder, totalEntries: Int, secondary: [SecondaryIndexWrite] = [], catalog: Catalog, metadata: StoreMetadata,
+        to writer: inout PageBatchWriter
+    ) throws(StoreError) -> WrittenState {
         var pages = pages
         try pages.endStretch(evenly: false, to: &writer)
         try writer.encodeQueued()
@@ -212,6 +239,7 @@ extension BinaryStore {
         let directoryPage = try persisted.map { (persisted) throws(StoreError) in
             try writer.add(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: persisted.pageOffsets, totalEntries: persisted.totalEntries))
         }
+        let secondaryWritten = try appendSecondaryIndexes(secondary, to: &writer)
         var catalog = catalog
         keyLock.lock()
         // Keys reserved by any process sharing the store stay reserved (Formats/wal.md §9).
@@ -220,7 +248,9 @@ extension BinaryStore {
         let catalogPage = try writer.add(.catalog, catalog.encoded())
         let metadataPage = try writer.add(.metadata, try Self.encodeMetadata(metadata))
         try writer.finish()
-        return (directoryPage.map { writer.offset(of: $0) } ?? 0, writer.offset(of: catalogPage), writer.offset(of: metadataPage), writer.end, persisted)
+        return WrittenState(
+            directory: directoryPage.map { writer.offset(of: $0) } ?? 0, secondary: secondaryWritten,
+            catalog: writer.offset(of: catalogPage), metadata: writer.offset(of: metadataPage), end: writer.end, pages: persisted)
     }
 
     /// Cuts the log back to its header and syncs it: its frames are all in the data file, or

@@ -6,7 +6,8 @@ extension BinaryStore {
     /// Rewrites the data file with only the current version of each live object, reclaiming
     /// superseded versions, tombstones and old index pages (Formats/binary-store.md §10), and,
     /// when no other handle has the store open, the external data files no live record names
-    /// (§15.3). A store of format version 1 becomes version 2.
+    /// (§15.3). A store of an earlier format version becomes the current one (§2); the secondary
+    /// indexes the old file held or this handle built are written into the new file (§7.2).
     ///
     /// Crash-safe at every step: the new file is written and synced as `NAME-compact`, then
     /// renamed over `NAME` and the folder synced; until the rename the old file is the store.
@@ -85,10 +86,14 @@ extension BinaryStore {
         }
         try packer.finish(to: &writer, into: &newIndex)
         counter.finish()
-        let (directory, catalogOffset, metadataOffset, written, newPages) = try writeIndexAndState(newIndex, catalog: current.1, metadata: current.2, to: &writer)
+        // Keys stay as they are, so the secondary indexes carry over whole (§7.2, §10).
+        let secondary = try rw.withReadLock { () throws(StoreError) in try secondaryIndexesForRewrite(current.0, catalog: current.1) }
+        let state = try writeIndexAndState(newIndex, secondary: secondary.writes, catalog: current.1, metadata: current.2, to: &writer)
+        let newPages = state.pages
         let newRoot = RootSlot(
-            generation: generation, dataEnd: written, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
-            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
+            generation: generation, dataEnd: state.end, indexDirectoryOffset: state.directory, catalogOffset: state.catalog,
+            metadataOffset: state.metadata, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount),
+            secondaryIndexDirectoryOffset: state.secondary.directory)
         do {
             try file.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[0]))
             try file.sync()
@@ -121,6 +126,7 @@ extension BinaryStore {
             dataFile = file
             header = compactedHeader
             replaceIndex(newIndex, pages: newPages)
+            publishSecondaryIndexes(state.secondary, kept: secondary.kept, catalog: current.1)
             root = newRoot
             activeSlot = 0
             publishedLogEnd = UInt64(LogLayout.firstFrameOffset)

@@ -85,10 +85,11 @@ extension BinaryStore {
         }
         try packer.finish(to: &writer, into: &newIndex)
         counter.finish()
-        let (directory, catalogOffset, metadataOffset, end, _) = try writeIndexAndState(newIndex, catalog: transcoding.destination, metadata: metadata, to: &writer)
+        // No secondary index: they belong to the old model; the new store builds its own (§7.2).
+        let state = try writeIndexAndState(newIndex, catalog: transcoding.destination, metadata: metadata, to: &writer)
         let newRoot = RootSlot(
-            generation: 1, dataEnd: end, indexDirectoryOffset: directory, catalogOffset: catalogOffset,
-            metadataOffset: metadataOffset, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
+            generation: 1, dataEnd: state.end, indexDirectoryOffset: state.directory, catalogOffset: state.catalog,
+            metadataOffset: state.metadata, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
         do {
             try Self.copyExternalData(fromStore: self.path, toStore: path, names: referenced, fileSystem: fileSystem)
             try file.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[0]))

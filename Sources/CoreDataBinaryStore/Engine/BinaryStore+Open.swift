@@ -15,6 +15,8 @@ extension BinaryStore {
         /// The whole index, or (with `persisted`) the changes the log replay made over it.
         var index: ObjectIndex
         var persisted: PersistedIndex?
+        /// The persisted secondary indexes (§7.2).
+        var secondary: [SecondaryIndexID: SecondaryIndexListing]
         var metadata: StoreMetadata
         var logEnd: UInt64
         var logSequence: UInt64
@@ -214,6 +216,9 @@ extension BinaryStore {
         var index: ObjectIndex
         var persisted: PersistedIndex?
         var rebuiltIndex: String?
+        /// The persisted secondary indexes (§7.2); empty when their directory is damaged.
+        var secondary: [SecondaryIndexID: SecondaryIndexListing]
+        var droppedSecondaryIndexes: String?
         /// The slot not in use, as read with the root (§3, §12: a damaged one needs a look at
         /// the log and is cleared by a writable open).
         var inactiveSlot: RootSlot.Decoded
@@ -262,10 +267,18 @@ extension BinaryStore {
             index = try rebuildIndex(dataFile, root: root, catalog: catalog)
             report.rebuiltIndex = "\(error)"
         }
+        // A damaged secondary-index directory costs only the indexes (§7.2): fetches build them.
+        var secondary: [SecondaryIndexID: SecondaryIndexListing] = [:]
+        do {
+            secondary = try readSecondaryDirectory(dataFile, root: root, catalog: catalog)
+        } catch {
+            if case .io = error { throw error }
+            report.droppedSecondaryIndexes = "\(error)"
+        }
         let inactiveOffset = BinaryStoreLayout.rootSlotOffsets[1 - activeSlot]
         return CheckpointedState(
             header: header, root: root, activeSlot: activeSlot, catalog: catalog, metadata: metadata, index: index,
-            persisted: persisted, rebuiltIndex: report.rebuiltIndex,
+            persisted: persisted, rebuiltIndex: report.rebuiltIndex, secondary: secondary, droppedSecondaryIndexes: report.droppedSecondaryIndexes,
             inactiveSlot: RootSlot.decode(Array(head[inactiveOffset..<(inactiveOffset + BinaryStoreLayout.rootSlotSize)])),
             fileSize: fileSize)
     }
@@ -279,6 +292,7 @@ extension BinaryStore {
         var (catalog, metadata, index, persisted) = (state.catalog, state.metadata, state.index, state.persisted)
         var report = OpenReport()
         report.rebuiltIndex = state.rebuiltIndex
+        report.droppedSecondaryIndexes = state.droppedSecondaryIndexes
         var nextKeys: [String: Int64] = [:]
         for entity in catalog.entities where entity.nextPrimaryKey > 1 { nextKeys[entity.name] = entity.nextPrimaryKey }
         for (entityID, table) in index.tables.enumerated() where entityID < catalog.entities.count {
@@ -382,7 +396,7 @@ extension BinaryStore {
         }
         return Opened(
             dataFile: dataFile, logFile: logFile, header: header, root: root, activeSlot: activeSlot, catalog: catalog,
-            index: index, persisted: persisted, metadata: metadata, logEnd: logEnd, logSequence: sequence, logChain: chain,
+            index: index, persisted: persisted, secondary: state.secondary, metadata: metadata, logEnd: logEnd, logSequence: sequence, logChain: chain,
             logTombstones: tombstones, nextKeys: nextKeys, report: report)
     }
 

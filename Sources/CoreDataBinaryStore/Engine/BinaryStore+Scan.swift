@@ -150,14 +150,35 @@ extension BinaryStore {
         guard let keys = secondary.candidates(chosen.type, chosen.constant) else { return nil }
         var positions = keys.compactMap { table.position(of: $0) }
         positions.sort()
+        // A key twice (only a damaged persisted index lists one so, §7.2) is still read once.
+        var unique = 0
+        for position in positions where unique == 0 || positions[unique - 1] != position {
+            positions[unique] = position
+            unique += 1
+        }
+        positions.removeLast(positions.count - unique)
         return positions
     }
 
-    /// The secondary index of `attribute`, built from the records when missing. Caller holds `rw`
-    /// (shared), so the table cannot change while it is built.
+    /// The secondary index of `attribute`: the one in memory, else the file's (§7.2), else built
+    /// from the records. Caller holds `rw` (shared), so the table cannot change meanwhile.
     func secondaryIndex(entityID: Int, attribute: String, kind: SecondaryIndex.Kind, table: ObjectIndex.Table) throws(StoreError) -> SecondaryIndex {
         if let built = secondaryLock.withLock({ secondaryIndexes[entityID]?[attribute] }) { return built }
         let propertyIndex = catalog.entities[entityID].properties.firstIndex(of: attribute)
+        if let propertyIndex {
+            do {
+                if let read = try persistedSecondaryIndex(entityID: entityID, propertyIndex: propertyIndex, kind: kind, table: table) {
+                    secondaryLock.withLock {
+                        secondaryIndexes[entityID, default: [:]][attribute] = read
+                        secondaryIndexesRead += 1
+                    }
+                    return read
+                }
+            } catch .corrupt {
+                // Damaged pages (§7.2): built from the records below, and written anew by the
+                // next checkpoint, which finds it in memory and unlike its pages.
+            }
+        }
         let slots = catalog.entities[entityID].properties.indices.map { $0 == propertyIndex ? 0 : -1 }
         var values: [StoreValue] = [.null]
         var entries: [(value: StoreValue, key: Int64)] = []
@@ -173,7 +194,10 @@ extension BinaryStore {
             }
         }
         let built = SecondaryIndex(kind: kind, entries: entries)
-        secondaryLock.withLock { secondaryIndexes[entityID, default: [:]][attribute] = built }
+        secondaryLock.withLock {
+            secondaryIndexes[entityID, default: [:]][attribute] = built
+            secondaryIndexesBuilt += 1
+        }
         return built
     }
 }

@@ -408,7 +408,10 @@ extension BinaryStore {
                 indexOverlay = ObjectIndex()
                 keysChecked = []
             }
-            secondaryLock.withLock { secondaryIndexes = [:] }
+            secondaryLock.withLock {
+                secondaryIndexes = [:]
+                persistedSecondary = state.secondary
+            }
             logTombstones = []
             publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
             // Inside the write lock: a reader after it must not find the old file's pages (or

@@ -23,6 +23,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     public struct OpenReport: Sendable, Equatable {
         /// Why the persisted index could not be used, when open rebuilt it from the data pages.
         public var rebuiltIndex: String?
+        /// Why the persisted secondary indexes (Formats/binary-store.md §7.2) could not be used:
+        /// their directory is damaged. Fetches build them from the records, and the next
+        /// checkpoint writes them anew; no data is affected.
+        public var droppedSecondaryIndexes: String?
         /// Saves read back from the log.
         public var replayedSaves = 0
         /// Log bytes after the last complete save: a torn tail, or frames of an earlier checkpoint.
@@ -57,6 +61,12 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// handle's saves keep them current; another process's save drops those of the entities it
     /// changes (Formats/binary-store.md §7.1).
     var secondaryIndexes: [Int: [String: SecondaryIndex]] = [:]
+    /// The secondary indexes the current root's file holds (§7.2); guarded by `secondaryLock`.
+    var persistedSecondary: [SecondaryIndexID: SecondaryIndexListing] = [:]
+    /// How many secondary indexes fetches read from the file and built from the records since
+    /// open; guarded by `secondaryLock` (tests and `statistics()` tell the two apart).
+    var secondaryIndexesRead = 0
+    var secondaryIndexesBuilt = 0
     let secondaryLock = NSLock()
 
     // Published state, read under `rw` (shared), changed under `rw` (exclusive).
@@ -235,6 +245,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         activeSlot = opened.activeSlot
         layouts = RecordLayouts(catalog: opened.catalog, models: modelLayouts)
         persistedIndex = opened.persisted
+        persistedSecondary = opened.secondary
         indexLoaded = opened.persisted == nil
         if indexLoaded { memoryIndex = opened.index } else { memoryIndex = ObjectIndex(); indexOverlay = opened.index }
         metadataValue = opened.metadata

@@ -1,3 +1,4 @@
+import CoreDataBinaryFormat
 import CoreDataModel
 import CoreDataPredicate
 import CoreDataStorage
@@ -12,18 +13,24 @@ import Foundation
 /// predicate on each, so an index can never change a result, only how many records are read.
 /// Values that no ordered comparison can match (nil, NaN, other kinds) are left out.
 ///
-/// Built from the records the first time a fetch can use it, then kept current by the saves of
-/// this handle (``applying(_:)``); a change it cannot see the values of (another process's save)
-/// drops it, and the next fetch builds it again. It is not persisted in the file.
+/// Read from the file (§7.2) or built from the records the first time a fetch can use it, then
+/// kept current by the saves of this handle (``apply(_:)``); a change it cannot see the values
+/// of (another process's save) drops it, and the next fetch reads or builds it again. A
+/// checkpoint writes it to the file.
 ///
 /// Threading: a value; the store swaps it under its lock, and a fetch reads its own copy.
 struct SecondaryIndex: Sendable {
     /// The kinds of value an index orders; a constant of another kind does not use the index.
-    enum Kind: Sendable {
-        case integer, double, date, string
-    }
+    typealias Kind = SecondaryIndexKind
+    typealias Entry = SecondaryIndexCodec.Entry
 
     let kind: Kind
+    /// The pages in the file whose entries, in order, are the sorted entries (read from them or
+    /// written by a checkpoint), and the entry each starts at; dropped when the sorted entries
+    /// change (a fold). A checkpoint lists again every one of them a change did not reach.
+    private(set) var pages: SecondaryIndexPages?
+    /// Whether no change arrived since ``pages``: the index is exactly its pages.
+    private(set) var matchesPages = false
     /// Sorted by `value`, then key; an entry whose key is in `changed` is out of date.
     private var entries: [(value: StoreValue, key: Int64)]
     /// The value of every key saved or deleted since `entries` was sorted (`.null` when deleted):
@@ -37,8 +44,32 @@ struct SecondaryIndex: Sendable {
         self.entries.sort(by: Self.entryOrder)
     }
 
-    private static func entryOrder(_ a: (value: StoreValue, key: Int64), _ b: (value: StoreValue, key: Int64)) -> Bool {
-        less(a.value, b.value) || (!less(b.value, a.value) && a.key < b.key)
+    /// An index of entries already checked to be of `kind` and in index order (a persisted
+    /// index's pages, §7.2).
+    init(kind: Kind, sortedEntries: [Entry], pages: SecondaryIndexPages?) {
+        self.kind = kind
+        self.entries = sortedEntries
+        self.pages = pages
+        matchesPages = pages != nil
+    }
+
+    /// The sorted entries without the changes kept beside them: what ``pages`` hold.
+    var entriesBeforeChanges: [Entry] { entries }
+
+    /// Notes that a checkpoint wrote the index as `pages`; the changes must be folded in.
+    mutating func wrote(_ pages: SecondaryIndexPages) {
+        precondition(changed.isEmpty, "SecondaryIndex.wrote(_:) before the changes were folded in")
+        self.pages = pages
+        matchesPages = true
+    }
+
+    private static func entryOrder(_ a: Entry, _ b: Entry) -> Bool { SecondaryIndexOrder.entryLess(a, b) }
+
+    /// Every entry, in index order, with the changes folded in: what a checkpoint writes.
+    /// Folds in place, which changes no answer.
+    mutating func sortedEntries() -> [Entry] {
+        if !changed.isEmpty { fold() }
+        return entries
     }
 
     /// The most changes kept beside the sorted entries (Formats/binary-store.md §7.1): 4,096,
@@ -51,6 +82,8 @@ struct SecondaryIndex: Sendable {
     /// Complexity: O(changes), plus O(n + changes log changes) when the changes are folded in.
     /// In place when the caller holds the only copy (the store mutates it in its table).
     mutating func apply(_ changes: [(key: Int64, value: StoreValue)]) {
+        guard !changes.isEmpty else { return }
+        matchesPages = false
         for change in changes { changed[change.key] = change.value }
         if changed.count > foldThreshold { fold() }
     }
@@ -73,8 +106,11 @@ struct SecondaryIndex: Sendable {
         merged.append(contentsOf: added[next...])
         entries = merged
         changed = [:]
+        pages = nil
+        matchesPages = false
     }
 
+    /// The kind of index an attribute of `type` gets; nil for a type without an order.
     static func kind(of type: NSAttributeType) -> Kind? {
         switch type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return .integer
@@ -85,25 +121,10 @@ struct SecondaryIndex: Sendable {
         }
     }
 
-    private static func orderable(_ value: StoreValue, _ kind: Kind) -> Bool {
-        switch (value, kind) {
-        case (.integer, .integer), (.date, .date), (.string, .string): return true
-        case (.double(let v), .double): return !v.isNaN
-        default: return false
-        }
-    }
+    private static func orderable(_ value: StoreValue, _ kind: Kind) -> Bool { SecondaryIndexOrder.holds(value, kind) }
 
-    /// The order comparisons mean: numbers by value, dates by time, strings by Unicode scalars
-    /// (UTF-8 byte order is the same order).
-    private static func less(_ a: StoreValue, _ b: StoreValue) -> Bool {
-        switch (a, b) {
-        case (.integer(let x), .integer(let y)): return x < y
-        case (.double(let x), .double(let y)): return x < y
-        case (.date(let x), .date(let y)): return x.timeIntervalSinceReferenceDate < y.timeIntervalSinceReferenceDate
-        case (.string(let x), .string(let y)): return x.utf8.lexicographicallyPrecedes(y.utf8)
-        default: return false
-        }
-    }
+    /// The order comparisons mean (§7.1), shared with the pages' codec.
+    private static func less(_ a: StoreValue, _ b: StoreValue) -> Bool { SecondaryIndexOrder.less(a, b) }
 
     /// The constant as a value of this index's kind, when comparing with it is exact.
     func bound(_ constant: Any?) -> StoreValue? {
@@ -182,3 +203,11 @@ struct SecondaryIndex: Sendable {
         return low
     }
 }
+
+/// Where an index's entries are in the file (Formats/binary-store.md §7.2): its directory
+/// listing and, per listed page, the position of the page's first entry in the sorted entries.
+struct SecondaryIndexPages: Sendable, Equatable {
+    var listing: SecondaryIndexListing
+    var starts: [Int]
+}
+

@@ -51,6 +51,10 @@ extension BinaryStore {
                     throw Self.corrupt(error)
                 }
             }
+            if root.secondaryIndexDirectoryOffset != 0 {
+                used.insert(root.secondaryIndexDirectoryOffset)
+                for listing in try Self.readSecondaryDirectory(dataFile, root: root, catalog: catalog).values { used.formUnion(listing.pageOffsets) }
+            }
             var pages: [BinaryStorePageSummary] = []
             for (offset, header) in try walkPages() {
                 var records = 0

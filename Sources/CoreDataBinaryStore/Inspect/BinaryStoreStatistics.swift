@@ -48,6 +48,9 @@ public struct BinaryStoreStatistics: Sendable, Equatable {
     public var externalFiles = 0
     /// §15: the bytes of those files.
     public var externalBytes: UInt64 = 0
+    /// §7.2: the secondary indexes the last checkpoint persisted, as `Entity.attribute`, with
+    /// their entry counts (empty below format version 3 and before an index was first used).
+    public var secondaryIndexes: [String: Int] = [:]
 }
 
 extension BinaryStore {
@@ -98,6 +101,12 @@ extension BinaryStore {
                 logSaves: log.replay?.transactions.count ?? 0,
                 logFrames: log.replay?.transactions.reduce(0) { $0 + $1.frames } ?? 0,
                 droppedLogBytes: log.replay?.droppedBytes ?? 0)
+            for listing in secondaryLock.withLock({ persistedSecondary.values }) {
+                let id = SecondaryIndexID(listing)
+                guard id.entityID < catalog.entities.count, id.propertyIndex < catalog.entities[id.entityID].properties.count else { continue }
+                let entity = catalog.entities[id.entityID]
+                statistics.secondaryIndexes["\(entity.name).\(entity.properties[id.propertyIndex])"] = Int(clamping: listing.entryCount)
+            }
             for name in Self.externalFiles(store: path, fileSystem: fileSystem) where ExternalDataLayout.isValueFileName(name) {
                 guard let file = try? fileSystem.open(externalDataFolder + "/" + name, create: false, readOnly: true) else { continue }
                 statistics.externalFiles += 1

@@ -98,6 +98,17 @@ struct BinaryStoreVerifier {
             result.report("data file offset \(root.metadataOffset) (metadata page)", "\(error)")
         }
 
+        // The persisted secondary indexes (§7.2), checked against the values the walk below
+        // finds in each object's latest record.
+        var secondary = SecondaryIndexCheck()
+        if let catalog, root.secondaryIndexDirectoryOffset != 0 {
+            do {
+                secondary = SecondaryIndexCheck(try BinaryStore.readSecondaryDirectory(file, root: root, catalog: catalog), catalog: catalog)
+            } catch {
+                result.report("data file offset \(root.secondaryIndexDirectoryOffset) (secondary-index directory page)", "\(error)")
+            }
+        }
+
         // Every page, in file order; the latest record of each object gives the expected index.
         var expected: [ObjectKey: UInt64] = [:]
         var offset = UInt64(BinaryStoreLayout.firstPageOffset)
@@ -132,6 +143,7 @@ struct BinaryStoreVerifier {
                                 }
                             }
                             result.pageRecords += 1
+                            try secondary.note(entityID: record.entityID, key: record.primaryKey, dataPage.payload, range, catalog: catalog)
                             let key = ObjectKey(entityID: record.entityID, key: record.primaryKey)
                             expected[key] = record.kind == .row ? RecordLocation.page(offset: offset, slot: slot).raw : nil
                         } catch {
@@ -166,6 +178,7 @@ struct BinaryStoreVerifier {
             } catch {
                 result.report("data file offset \(root.indexDirectoryOffset) (index)", "\(error)")
             }
+            for problem in secondary.problems(file, root: root, catalog: catalog) { result.report(problem.location, problem.why) }
             try verifyLog(header: header, root: root, catalog: catalog, expected: &expected)
             // The slot not in use is the one a checkpoint writes last, after its pages: a power
             // failure during that write leaves it unreadable, those pages past the data end, and
@@ -291,3 +304,67 @@ extension BinaryStore {
         return Self.verify(path: path, fileSystem: fileSystem)
     }
 }
+
+/// What `verify` checks of the persisted secondary indexes (Formats/binary-store.md §7.2,
+/// §13): the values of every object's latest record in the data pages, against the index pages.
+private struct SecondaryIndexCheck {
+    private var listings: [SecondaryIndexID: SecondaryIndexListing] = [:]
+    /// Per entity ID with an index: its indexes and a reader of their attributes.
+    private var readers: [Int: (ids: [SecondaryIndexID], reader: IndexedValueReader)] = [:]
+    /// Per index, each live object's value that belongs in it.
+    private var values: [SecondaryIndexID: [Int64: StoreValue]] = [:]
+
+    init() {}
+
+    init(_ listings: [SecondaryIndexID: SecondaryIndexListing], catalog: Catalog) {
+        self.listings = listings
+        for (entityID, ids) in Dictionary(grouping: listings.keys, by: \.entityID) {
+            let sorted = ids.sorted()
+            readers[entityID] = (sorted, IndexedValueReader(
+                propertyCount: catalog.entities[entityID].properties.count, propertyIndexes: sorted.map(\.propertyIndex), external: nil))
+        }
+    }
+
+    /// A record met in file order: a later one of the same object replaces an earlier one.
+    mutating func note(entityID: Int, key: Int64, _ bytes: [UInt8], _ range: Range<Int>, catalog: Catalog) throws(BinaryFormatError) {
+        guard var entry = readers[entityID] else { return }
+        let read = try entry.reader.read(bytes, range, catalog: catalog)
+        readers[entityID] = entry
+        for (number, id) in entry.ids.enumerated() {
+            if let value = read?[number], let listing = listings[id], SecondaryIndexOrder.holds(value, listing.kind) {
+                values[id, default: [:]][key] = value
+            } else {
+                values[id]?[key] = nil
+            }
+        }
+    }
+
+    /// Damage, entries no object backs, and objects missing from their index.
+    func problems(_ file: any StoreFile, root: RootSlot, catalog: Catalog) -> [(location: String, why: String)] {
+        var problems: [(location: String, why: String)] = []
+        for (id, listing) in listings.sorted(by: { $0.key < $1.key }) {
+            let entity = catalog.entities[id.entityID]
+            let location = "secondary index \(entity.name).\(entity.properties[id.propertyIndex])"
+            let entries: [SecondaryIndexCodec.Entry]
+            do { entries = try BinaryStore.readSecondaryEntries(file, root: root, listing: listing).entries } catch {
+                problems.append((location, "\(error)"))
+                continue
+            }
+            var wanted = values[id] ?? [:]
+            var wrong: [String] = []
+            for entry in entries {
+                if let value = wanted.removeValue(forKey: entry.key) {
+                    if value != entry.value { wrong.append("p\(entry.key) is listed under \(entry.value), its record holds \(value)") }
+                } else {
+                    wrong.append("p\(entry.key) is listed but no live object holds a value there (or it is listed twice)")
+                }
+            }
+            for key in wanted.keys.sorted() { wrong.append("p\(key) is missing") }
+            if !wrong.isEmpty {
+                problems.append((location, wrong.prefix(3).joined(separator: "; ") + (wrong.count > 3 ? "; and \(wrong.count - 3) more" : "")))
+            }
+        }
+        return problems
+    }
+}
+

@@ -43,6 +43,12 @@ enum RecoveryCheck {
                 result.failure = "verify found: \(verification)"
                 return result
             }
+            // Through the notes' title index, read from the file when a checkpoint wrote it.
+            let titled = try WorkloadRunner.fetchIDs(store, entity: CrashWorkload.notesByTitle.entity, format: CrashWorkload.notesByTitle.format)
+            guard titled == CrashWorkload.titledNotes(in: snapshot) else {
+                result.failure = "the fetch through the title index found \(titled.count) notes, not \(CrashWorkload.titledNotes(in: snapshot).count)"
+                return result
+            }
             guard closeAndReopen else {
                 try store.close()
                 return result

@@ -1,4 +1,5 @@
 import CoreDataBinaryStore
+import CoreDataPredicate
 import CoreDataStorage
 import CoreDataTestSupport
 import Foundation
@@ -68,7 +69,7 @@ enum WorkloadRunner {
                     break probing
                 case .close:
                     break probing
-                case .check:
+                case .check, .fetchIndexed:
                     continue
                 case .save, .setMarker, .checkpoint, .compact:
                     var same: BinaryStore? = handle
@@ -111,7 +112,21 @@ enum WorkloadRunner {
         case .check(let expected):
             let found = try StoreSnapshot.read(try handle(store))
             guard found == expected else { throw WorkloadCheckFailure(difference: found.difference(from: expected)) }
+        case .fetchIndexed(let entity, let format, let expected):
+            let found = try fetchIDs(try handle(store), entity: entity, format: format)
+            guard found == expected else {
+                throw WorkloadCheckFailure(difference: "\(format) found \(found.subtracting(expected).count) objects too many and missed \(expected.subtracting(found).count)")
+            }
         }
+    }
+
+    /// The object IDs of `entity` that `format` matches, as the store's fetch finds them.
+    static func fetchIDs(_ store: BinaryStore, entity: String, format: String) throws -> Set<StoreObjectID> {
+        guard let description = CrashTestModel.model.entitiesByName[entity] else { throw StoreError.io(detail: "no entity \(entity)") }
+        var request = StoreFetchRequest(entity: description, predicate: CoreDataPredicate.NSPredicate(format: format))
+        request.resultType = .objectIDs
+        guard case .objectIDs(let ids) = try store.execute(request) else { throw StoreError.io(detail: "a fetch of object IDs returned something else") }
+        return Set(ids)
     }
 
     struct WorkloadCheckFailure: Error, CustomStringConvertible {

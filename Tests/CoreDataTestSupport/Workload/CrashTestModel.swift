@@ -5,7 +5,7 @@ import Foundation
 
 /// The model of the crash and fault suites: the ``AllTypesModel`` (Owner 1—* Item (ordered),
 /// Item *—* Tag, Items carry every attribute type) with `Owner.rank` and a `Note` entity of large
-/// binary values (a save of notes spans several log frames), an `Attachment` entity whose
+/// binary values (a save of notes spans several log frames) and a fetch index on its title, an `Attachment` entity whose
 /// `payload` allows external storage (Formats/binary-store.md §15; `preview` does not), and its
 /// rows. Its items' values
 /// differ from BinaryTestModel's: they also vary by a variant, which the crash workload's updates use.
@@ -17,6 +17,9 @@ package enum CrashTestModel {
             AllTypesModel.attribute("title", .stringAttributeType), AllTypesModel.attribute("body", .binaryDataAttributeType),
             AllTypesModel.attribute("written", .dateAttributeType),
         ]
+        // A fetch index (not part of the version hash): the binary store persists it at
+        // checkpoints (Formats/binary-store.md §7.2), which the crash suites then cover.
+        note.indexes = [NSFetchIndexDescription(name: "byTitle", elements: [NSFetchIndexElementDescription(propertyName: "title", collationType: .binary)])]
         let attachment = NSEntityDescription()
         attachment.name = "Attachment"
         let payload = AllTypesModel.attribute("payload", .binaryDataAttributeType)
@@ -57,6 +60,13 @@ package enum CrashTestModel {
     /// BinaryTestModel's tag: the Tag entity is the same in both models.
     package static func tag(_ key: Int64, _ label: String, items: [Int64] = []) -> StoreRow {
         BinaryTestModel.tag(key, label, items: items)
+    }
+
+    /// `note` with another title (nil: none).
+    package static func retitled(_ note: StoreRow, _ title: String?) -> StoreRow {
+        var copy = note
+        copy.values["title"] = title.map { .string($0) } ?? .null
+        return copy
     }
 
     /// A note whose body is `size` bytes of poorly compressible data.

@@ -58,7 +58,7 @@ enum XMLWorkloadRunner {
             var metadata = try handle.metadata()
             metadata[StoreSnapshot.markerKey] = marker
             try handle.setMetadata(metadata)
-        case .checkpoint, .compact:
+        case .checkpoint, .compact, .fetchIndexed:
             _ = try handle(store)
         case .close:
             try handle(store).close()
