@@ -169,7 +169,7 @@ final class PersistedSecondaryIndexTests: XCTestCase {
 
     /// A checkpoint lists again every page of an index that no change reached, whether the index
     /// is in memory (changed by saves) or only in the file (read and updated by the checkpoint);
-    /// an index whose values a save sent unchanged keeps every page.
+    /// a save that sends a value unchanged rewrites only the page holding its key.
     func testPagesNoChangeReachedAreListedAgain() throws {
         let path = BinaryTestModel.temporaryPath()
         var (store, rows, _, _) = try seeded(path, count: 6_000, seed: 21)
@@ -191,7 +191,10 @@ final class PersistedSecondaryIndexTests: XCTestCase {
         try store.checkpoint()
         let afterInMemory = try XCTUnwrap(listings(store)["Person.name"]).pageOffsets
         XCTAssertGreaterThanOrEqual(kept(names, afterInMemory), names.count - 2, "\(names) then \(afterInMemory)")
-        XCTAssertEqual(listings(store)["Person.age"], ages, "the ages were saved unchanged: every page is listed again")
+        // The two saves sent the same ages again: only the pages holding those keys are rewritten.
+        let agesAfter = try XCTUnwrap(listings(store)["Person.age"])
+        XCTAssertEqual(agesAfter.entryCount, ages.entryCount)
+        XCTAssertGreaterThanOrEqual(kept(ages.pageOffsets, agesAfter.pageOffsets), ages.pageOffsets.count - 2)
         try check(store, rows, "after the in-memory checkpoint")
         try assertIntact(store, "after the in-memory checkpoint")
 

@@ -42,6 +42,8 @@ struct SecondaryPageReuse {
     var pages: SecondaryIndexPages
     /// The entries the pages hold, in order.
     var old: [SecondaryIndexCodec.Entry]
+    /// The keys whose value may have changed since: every other key's entry is as it was.
+    var changed: KeyFilter
 }
 
 /// What a checkpoint or compaction wrote of the secondary indexes, and the indexes (changes
@@ -254,7 +256,7 @@ extension BinaryStore {
                         writes[id] = .listedAgain(pages.listing)
                         continue
                     }
-                    let reuse = pages.map { SecondaryPageReuse(pages: $0, old: index.entriesBeforeChanges) }
+                    let reuse = pages.map { SecondaryPageReuse(pages: $0, old: index.entriesBeforeChanges, changed: index.changedKeys) }
                     // Folded where it is stored, so the fetches after it skip the fold too.
                     secondaryIndexes[entityID]?[attribute] = nil
                     let entries = index.sortedEntries()
@@ -275,7 +277,8 @@ extension BinaryStore {
                     let read = try rw.withReadLock { () throws(StoreError) in try readSecondaryEntries(listing) }
                     var index = SecondaryIndex(kind: listing.kind, sortedEntries: read.entries, pages: read.pages)
                     index.apply(plan.changes[id] ?? [])
-                    writes[id] = .entries(id, listing.kind, index.sortedEntries(), reuse: SecondaryPageReuse(pages: read.pages, old: read.entries))
+                    let reuse = SecondaryPageReuse(pages: read.pages, old: read.entries, changed: index.changedKeys)
+                    writes[id] = .entries(id, listing.kind, index.sortedEntries(), reuse: reuse)
                     kept.append((entityID, attribute, index))
                 } catch .corrupt {
                     continue
@@ -402,7 +405,7 @@ struct SecondaryPageLayout {
                 guard lower < upper, upper <= old.count else { continue }
                 let at = lowerBound(of: old[lower], from: placed)
                 let end = at + (upper - lower)
-                guard end <= entries.count, Self.same(entries[at..<end], old[lower..<upper]) else { continue }
+                guard end <= entries.count, Self.same(entries[at..<end], old[lower..<upper], changed: reuse.changed) else { continue }
                 try newPages(placed..<at, write)
                 slots.append(.old(offset))
                 self.starts.append(at)
@@ -444,7 +447,9 @@ struct SecondaryPageLayout {
         return low
     }
 
-    private static func same(_ a: ArraySlice<SecondaryIndexCodec.Entry>, _ b: ArraySlice<SecondaryIndexCodec.Entry>) -> Bool {
-        a.elementsEqual(b) { $0.key == $1.key && $0.value == $1.value }
+    /// Whether the runs hold the same entries: the same keys in the same places, none of them
+    /// changed (an unchanged key kept its value, so its entry is the same).
+    private static func same(_ a: ArraySlice<SecondaryIndexCodec.Entry>, _ b: ArraySlice<SecondaryIndexCodec.Entry>, changed: KeyFilter) -> Bool {
+        a.elementsEqual(b) { $0.key == $1.key && !changed.contains($0.key) }
     }
 }

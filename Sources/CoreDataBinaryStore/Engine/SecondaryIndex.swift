@@ -65,6 +65,10 @@ struct SecondaryIndex: Sendable {
 
     private static func entryOrder(_ a: Entry, _ b: Entry) -> Bool { SecondaryIndexOrder.entryLess(a, b) }
 
+    /// The keys saved or deleted since the sorted entries were made: the only entries of
+    /// ``entriesBeforeChanges`` whose value may differ now.
+    var changedKeys: KeyFilter { KeyFilter(changed.keys) }
+
     /// Every entry, in index order, with the changes folded in: what a checkpoint writes.
     /// Folds in place, which changes no answer.
     mutating func sortedEntries() -> [Entry] {
@@ -96,7 +100,11 @@ struct SecondaryIndex: Sendable {
         var merged: [(value: StoreValue, key: Int64)] = []
         merged.reserveCapacity(entries.count + added.count)
         var next = 0
-        for entry in entries where changed[entry.key] == nil {
+        // Most entries are of keys nobody changed: a bit test, not a hash lookup, tells (a
+        // hash lookup per entry was half of a checkpoint's fold). Appending entry by entry
+        // measured faster than copying the runs between changes as slices.
+        let changedKeys = self.changedKeys
+        for entry in entries where !changedKeys.contains(entry.key) {
             while next < added.count, Self.entryOrder(added[next], entry) {
                 merged.append(added[next])
                 next += 1
@@ -209,5 +217,46 @@ struct SecondaryIndex: Sendable {
 struct SecondaryIndexPages: Sendable, Equatable {
     var listing: SecondaryIndexListing
     var starts: [Int]
+}
+
+/// An exact set of primary keys that answers membership with a bit test when the keys lie close
+/// together (as keys handed out in order do), else with a hash lookup: a checkpoint asks it once
+/// per index entry.
+struct KeyFilter: Sendable {
+    private let low: Int64
+    private let high: Int64
+    private let bits: [UInt64]
+    private let others: Set<Int64>
+
+    init<Keys: Collection>(_ keys: Keys) where Keys.Element == Int64 {
+        guard let low = keys.min(), let high = keys.max() else {
+            (self.low, self.high, bits, others) = (1, 0, [], [])
+            return
+        }
+        self.low = low
+        self.high = high
+        // A bit per key of the span, when that is at most 64 bits per key (or 1 MiB).
+        let span = UInt64(bitPattern: high &- low)
+        if span < UInt64(max(8 << 20, keys.count * 64)) {
+            var bits = Array(repeating: UInt64(0), count: Int(span >> 6) + 1)
+            for key in keys {
+                let bit = UInt64(bitPattern: key &- low)
+                bits[Int(bit >> 6)] |= 1 << (bit & 63)
+            }
+            self.bits = bits
+            others = []
+        } else {
+            bits = []
+            others = Set(keys)
+        }
+    }
+
+    @inline(__always)
+    func contains(_ key: Int64) -> Bool {
+        guard key >= low, key <= high else { return false }
+        guard !bits.isEmpty else { return others.contains(key) }
+        let bit = UInt64(bitPattern: key &- low)
+        return bits[Int(bit >> 6)] & (1 << (bit & 63)) != 0
+    }
 }
 
