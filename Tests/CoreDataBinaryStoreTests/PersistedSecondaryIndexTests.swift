@@ -218,6 +218,29 @@ final class PersistedSecondaryIndexTests: XCTestCase {
         try store.close()
     }
 
+    /// The page layout of a changed index: pages a change did not reach are listed again, and an
+    /// entry that falls between two pages (or after the last) does not get a page of its own.
+    func testAnEntryBetweenPagesLeavesNoSliverPage() throws {
+        let old: [SecondaryIndexCodec.Entry] = (Int64(1)...4_000).map { (.integer($0), $0) }
+        let listing = SecondaryIndexListing(entityID: 0, propertyIndex: 0, kind: .integer, entryCount: 4_000, pageOffsets: [4_096, 8_192, 12_288, 16_384])
+        let reuse = SecondaryPageReuse(
+            pages: SecondaryIndexPages(listing: listing, starts: [0, 1_000, 2_000, 3_000]), old: old, changed: KeyFilter([9_001, 9_002]))
+        // Value 2,000 with a larger key sorts just after page 2's last entry; 5,000 after the last.
+        var entries = old
+        entries.insert((.integer(2_000), 9_001), at: 2_000)
+        entries.append((.integer(5_000), 9_002))
+        var layout = SecondaryPageLayout(entries: entries)
+        var written: [Range<Int>] = []
+        try layout.place(reusing: reuse) { (range) throws(StoreError) -> Int in
+            written.append(range)
+            return written.count - 1
+        }
+        let listed = layout.slots.compactMap { slot -> UInt64? in if case .old(let offset) = slot { return offset } else { return nil } }
+        XCTAssertEqual(listed, [4_096, 8_192], "pages 1 and 2 are listed again; 3 and 4 take the new entries with them")
+        XCTAssertEqual(written, [2_000..<3_001, 3_001..<4_002], "the rest in two even pages, no page of one entry")
+        XCTAssertEqual(layout.starts, [0, 1_000, 2_000, 3_001])
+    }
+
     /// Saves, checkpoints, reopens, fetches and another handle's saves in a fixed rotation, so
     /// that every path of §7.2 runs: indexes in memory written or listed again, indexes only in
     /// the file listed again or read, updated and written, and indexes read after open with the

@@ -384,7 +384,8 @@ enum SecondaryPageSlot {
 
 /// Lays an index's entries out in pages (§7.2): every old page whose entries appear as a run of
 /// the new entries is listed again, and the entries between such runs go to new pages, split
-/// evenly so no sliver is left between listed pages.
+/// evenly; a stretch under a quarter page takes the next listed page with it (the one before at
+/// the end), so no sliver page is left between listed pages.
 struct SecondaryPageLayout {
     let entries: [SecondaryIndexCodec.Entry]
     private(set) var slots: [SecondaryPageSlot] = []
@@ -406,13 +407,31 @@ struct SecondaryPageLayout {
                 let at = lowerBound(of: old[lower], from: placed)
                 let end = at + (upper - lower)
                 guard end <= entries.count, Self.same(entries[at..<end], old[lower..<upper], changed: reuse.changed) else { continue }
+                // A sliver before it would become a page of its own: the page goes with it.
+                guard at == placed || !isSliver(placed..<at) else { continue }
                 try newPages(placed..<at, write)
                 slots.append(.old(offset))
                 self.starts.append(at)
                 placed = end
             }
+            // A sliver at the end goes with the last page listed again, which ends where it starts.
+            if placed < entries.count, isSliver(placed..<entries.count), case .old? = slots.last, let start = self.starts.last {
+                slots.removeLast()
+                self.starts.removeLast()
+                placed = start
+            }
         }
         try newPages(placed..<entries.count, write)
+    }
+
+    /// Whether `range` holds less than a quarter page of entries.
+    private func isSliver(_ range: Range<Int>) -> Bool {
+        var bytes = 0
+        for position in range {
+            bytes += SecondaryIndexCodec.entryBytes(entries[position].value)
+            if bytes >= SecondaryIndexLayout.pageBytes / 4 { return false }
+        }
+        return true
     }
 
     /// New pages for `range`, as few as fit and evenly filled.
