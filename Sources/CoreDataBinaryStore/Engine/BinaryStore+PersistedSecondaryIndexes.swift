@@ -46,74 +46,13 @@ struct SecondaryPageReuse {
     var changed: KeyFilter
 }
 
-/// What a checkpoint or compaction wrote of the secondary indexes, and the indexes (changes
-/// folded in) that match the new pages, for the engine to keep.
+/// Where a checkpoint or compaction put the secondary indexes: the directory, what it lists, and
+/// where each page of the indexes written as entries starts.
 struct SecondaryIndexesWritten {
     var directory: UInt64 = 0
     var listings: [SecondaryIndexListing] = []
     /// Per index written as entries, where each of its pages starts.
     var starts: [SecondaryIndexID: [Int]] = [:]
-}
-
-/// Decodes the indexed attributes of one entity's records, and nothing else of them.
-struct IndexedValueReader {
-    private let slots: [Int]
-    private var values: [StoreValue]
-    private let external: ExternalDataLoader?
-
-    /// Values come back in the order of `propertyIndexes`. `external` reads values kept in files
-    /// (§15), should a record need it.
-    init(propertyCount: Int, propertyIndexes: [Int], external: ExternalDataLoader?) {
-        self.external = external
-        var slots = Array(repeating: -1, count: propertyCount)
-        for (slot, property) in propertyIndexes.enumerated() where property < propertyCount { slots[property] = slot }
-        self.slots = slots
-        values = Array(repeating: .null, count: propertyIndexes.count)
-    }
-
-    /// The values of the record in `bytes[range]`; nil for a tombstone.
-    mutating func read(_ bytes: [UInt8], _ range: Range<Int>, catalog: Catalog) throws(BinaryFormatError) -> [StoreValue]? {
-        let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values, external: external)
-        return head.kind == .row ? values : nil
-    }
-}
-
-/// What a checkpoint gathers about persisted secondary indexes while it copies the log's records
-/// (§7.2): which entities changed, and the new values of the indexes that are in the file but not
-/// in memory, which it must read, update and write anew.
-struct CheckpointSecondaryPlan {
-    let persisted: [SecondaryIndexID: SecondaryIndexListing]
-    /// Per entity ID, the persisted indexes not in memory that the model still indexes.
-    let unloaded: [Int: [(id: SecondaryIndexID, attribute: String)]]
-    /// By entity ID, a reader of the values of its unloaded indexes (nil for other entities), so
-    /// a copied record costs an array lookup unless its entity has one.
-    private var readers: [IndexedValueReader?]
-    private(set) var changes: [SecondaryIndexID: [(key: Int64, value: StoreValue)]] = [:]
-    /// The entities with unloaded indexes that the checkpoint copied a record of.
-    private(set) var changedEntities: Set<Int> = []
-    /// Whether any record needs a look: some persisted index is not in memory.
-    var watchesRecords: Bool { !unloaded.isEmpty }
-
-    init(
-        persisted: [SecondaryIndexID: SecondaryIndexListing], unloaded: [Int: [(id: SecondaryIndexID, attribute: String)]], catalog: Catalog,
-        external: ExternalDataLoader?
-    ) {
-        self.persisted = persisted
-        self.unloaded = unloaded
-        readers = Array(repeating: nil, count: catalog.entities.count)
-        for (entityID, indexes) in unloaded where entityID < readers.count {
-            readers[entityID] = IndexedValueReader(propertyCount: catalog.entities[entityID].properties.count, propertyIndexes: indexes.map(\.id.propertyIndex), external: external)
-        }
-    }
-
-    /// A record the checkpoint copies (a row or a tombstone).
-    mutating func note(entityID: Int, key: Int64, _ bytes: [UInt8], _ range: Range<Int>, catalog: Catalog) throws(BinaryFormatError) {
-        guard entityID < readers.count, var reader = readers[entityID], let indexes = unloaded[entityID] else { return }
-        changedEntities.insert(entityID)
-        let values = try reader.read(bytes, range, catalog: catalog)
-        readers[entityID] = reader
-        for (number, index) in indexes.enumerated() { changes[index.id, default: []].append((key, values?[number] ?? .null)) }
-    }
 }
 
 extension BinaryStore {
@@ -372,103 +311,5 @@ extension BinaryStore {
             kept.append((id.entityID, item.attribute, secondary))
         }
         return (writes, kept)
-    }
-}
-
-/// One page of a secondary index being written: new (its number on the page writer) or an old
-/// page listed again (its offset).
-enum SecondaryPageSlot {
-    case new(Int)
-    case old(UInt64)
-}
-
-/// Lays an index's entries out in pages (§7.2): every old page whose entries appear as a run of
-/// the new entries is listed again, and the entries between such runs go to new pages, split
-/// evenly; a stretch under a quarter page takes the next listed page with it (the one before at
-/// the end), so no sliver page is left between listed pages.
-struct SecondaryPageLayout {
-    let entries: [SecondaryIndexCodec.Entry]
-    private(set) var slots: [SecondaryPageSlot] = []
-    /// Where each page starts in `entries`.
-    private(set) var starts: [Int] = []
-
-    init(entries: [SecondaryIndexCodec.Entry]) { self.entries = entries }
-
-    /// Places every entry; `write` queues a new page of a range of entries and returns its number.
-    /// Complexity: O(n) comparisons plus a binary search per old page.
-    mutating func place(reusing reuse: SecondaryPageReuse?, write: (Range<Int>) throws(StoreError) -> Int) throws(StoreError) {
-        var placed = 0
-        if let reuse {
-            let old = reuse.old
-            let starts = reuse.pages.starts
-            for (page, offset) in reuse.pages.listing.pageOffsets.enumerated() where page < starts.count {
-                let lower = starts[page], upper = page + 1 < starts.count ? starts[page + 1] : old.count
-                guard lower < upper, upper <= old.count else { continue }
-                let at = lowerBound(of: old[lower], from: placed)
-                let end = at + (upper - lower)
-                guard end <= entries.count, Self.same(entries[at..<end], old[lower..<upper], changed: reuse.changed) else { continue }
-                // A sliver before it would become a page of its own: the page goes with it.
-                guard at == placed || !isSliver(placed..<at) else { continue }
-                try newPages(placed..<at, write)
-                slots.append(.old(offset))
-                self.starts.append(at)
-                placed = end
-            }
-            // A sliver at the end goes with the last page listed again, which ends where it starts.
-            if placed < entries.count, isSliver(placed..<entries.count), case .old? = slots.last, let start = self.starts.last {
-                slots.removeLast()
-                self.starts.removeLast()
-                placed = start
-            }
-        }
-        try newPages(placed..<entries.count, write)
-    }
-
-    /// Whether `range` holds less than a quarter page of entries.
-    private func isSliver(_ range: Range<Int>) -> Bool {
-        var bytes = 0
-        for position in range {
-            bytes += SecondaryIndexCodec.entryBytes(entries[position].value)
-            if bytes >= SecondaryIndexLayout.pageBytes / 4 { return false }
-        }
-        return true
-    }
-
-    /// New pages for `range`, as few as fit and evenly filled.
-    private mutating func newPages(_ range: Range<Int>, _ write: (Range<Int>) throws(StoreError) -> Int) throws(StoreError) {
-        guard !range.isEmpty else { return }
-        var total = 0
-        for position in range { total += SecondaryIndexCodec.entryBytes(entries[position].value) }
-        let count = max(1, (total + SecondaryIndexLayout.pageBytes - 1) / SecondaryIndexLayout.pageBytes)
-        let target = (total + count - 1) / count
-        var start = range.lowerBound, bytes = 0
-        for position in range {
-            let size = SecondaryIndexCodec.entryBytes(entries[position].value)
-            if position > start, bytes + size > target {
-                slots.append(.new(try write(start..<position)))
-                starts.append(start)
-                start = position
-                bytes = 0
-            }
-            bytes += size
-        }
-        slots.append(.new(try write(start..<range.upperBound)))
-        starts.append(start)
-    }
-
-    /// The first position at or after `from` whose entry does not sort before `entry`.
-    private func lowerBound(of entry: SecondaryIndexCodec.Entry, from: Int) -> Int {
-        var low = from, high = entries.count
-        while low < high {
-            let mid = low + (high - low) / 2
-            if SecondaryIndexOrder.entryLess(entries[mid], entry) { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
-    /// Whether the runs hold the same entries: the same keys in the same places, none of them
-    /// changed (an unchanged key kept its value, so its entry is the same).
-    private static func same(_ a: ArraySlice<SecondaryIndexCodec.Entry>, _ b: ArraySlice<SecondaryIndexCodec.Entry>, changed: KeyFilter) -> Bool {
-        a.elementsEqual(b) { $0.key == $1.key && !changed.contains($0.key) }
     }
 }

@@ -1,0 +1,101 @@
+import CoreDataBinaryFormat
+import CoreDataStorage
+import Foundation
+
+/// One page of a secondary index being written: new (its number on the page writer) or an old
+/// page listed again (its offset).
+enum SecondaryPageSlot {
+    case new(Int)
+    case old(UInt64)
+}
+
+/// Lays an index's entries out in pages (§7.2): every old page whose entries appear as a run of
+/// the new entries is listed again, and the entries between such runs go to new pages, split
+/// evenly; a stretch under a quarter page takes the next listed page with it (the one before at
+/// the end), so no sliver page is left between listed pages.
+struct SecondaryPageLayout {
+    let entries: [SecondaryIndexCodec.Entry]
+    private(set) var slots: [SecondaryPageSlot] = []
+    /// Where each page starts in `entries`.
+    private(set) var starts: [Int] = []
+
+    init(entries: [SecondaryIndexCodec.Entry]) { self.entries = entries }
+
+    /// Places every entry; `write` queues a new page of a range of entries and returns its number.
+    /// Complexity: O(n) comparisons plus a binary search per old page.
+    mutating func place(reusing reuse: SecondaryPageReuse?, write: (Range<Int>) throws(StoreError) -> Int) throws(StoreError) {
+        var placed = 0
+        if let reuse {
+            let old = reuse.old
+            let starts = reuse.pages.starts
+            for (page, offset) in reuse.pages.listing.pageOffsets.enumerated() where page < starts.count {
+                let lower = starts[page], upper = page + 1 < starts.count ? starts[page + 1] : old.count
+                guard lower < upper, upper <= old.count else { continue }
+                let at = lowerBound(of: old[lower], from: placed)
+                let end = at + (upper - lower)
+                guard end <= entries.count, Self.same(entries[at..<end], old[lower..<upper], changed: reuse.changed) else { continue }
+                // A sliver before it would become a page of its own: the page goes with it.
+                guard at == placed || !isSliver(placed..<at) else { continue }
+                try newPages(placed..<at, write)
+                slots.append(.old(offset))
+                self.starts.append(at)
+                placed = end
+            }
+            // A sliver at the end goes with the last page listed again, which ends where it starts.
+            if placed < entries.count, isSliver(placed..<entries.count), case .old? = slots.last, let start = self.starts.last {
+                slots.removeLast()
+                self.starts.removeLast()
+                placed = start
+            }
+        }
+        try newPages(placed..<entries.count, write)
+    }
+
+    /// Whether `range` holds less than a quarter page of entries.
+    private func isSliver(_ range: Range<Int>) -> Bool {
+        var bytes = 0
+        for position in range {
+            bytes += SecondaryIndexCodec.entryBytes(entries[position].value)
+            if bytes >= SecondaryIndexLayout.pageBytes / 4 { return false }
+        }
+        return true
+    }
+
+    /// New pages for `range`, as few as fit and evenly filled.
+    private mutating func newPages(_ range: Range<Int>, _ write: (Range<Int>) throws(StoreError) -> Int) throws(StoreError) {
+        guard !range.isEmpty else { return }
+        var total = 0
+        for position in range { total += SecondaryIndexCodec.entryBytes(entries[position].value) }
+        let count = max(1, (total + SecondaryIndexLayout.pageBytes - 1) / SecondaryIndexLayout.pageBytes)
+        let target = (total + count - 1) / count
+        var start = range.lowerBound, bytes = 0
+        for position in range {
+            let size = SecondaryIndexCodec.entryBytes(entries[position].value)
+            if position > start, bytes + size > target {
+                slots.append(.new(try write(start..<position)))
+                starts.append(start)
+                start = position
+                bytes = 0
+            }
+            bytes += size
+        }
+        slots.append(.new(try write(start..<range.upperBound)))
+        starts.append(start)
+    }
+
+    /// The first position at or after `from` whose entry does not sort before `entry`.
+    private func lowerBound(of entry: SecondaryIndexCodec.Entry, from: Int) -> Int {
+        var low = from, high = entries.count
+        while low < high {
+            let mid = low + (high - low) / 2
+            if SecondaryIndexOrder.entryLess(entries[mid], entry) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Whether the runs hold the same entries: the same keys in the same places, none of them
+    /// changed (an unchanged key kept its value, so its entry is the same).
+    private static func same(_ a: ArraySlice<SecondaryIndexCodec.Entry>, _ b: ArraySlice<SecondaryIndexCodec.Entry>, changed: KeyFilter) -> Bool {
+        a.elementsEqual(b) { $0.key == $1.key && !changed.contains($0.key) }
+    }
+}
