@@ -185,13 +185,7 @@ final class GoldenStoreTests: XCTestCase {
     }
 
     func testGoldenV2FixtureReadsBackExactly() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("golden-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let copy = folder.appendingPathComponent("golden.store").path
-        for suffix in ["", "-wal", ExternalDataLayout.folderSuffix] {
-            try FileManager.default.copyItem(atPath: Self.fixtureV2.path + suffix, toPath: copy + suffix)
-        }
+        let copy = try copyOfFixture(Self.fixtureV2, external: true)
         let header = try FileHeader(decoding: [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)).prefix(64)))
         XCTAssertEqual(header.formatVersion, 2)
         var options = BinaryStoreOptions()
@@ -210,11 +204,7 @@ final class GoldenStoreTests: XCTestCase {
     }
 
     func testGoldenFixtureReadsBackExactly() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("golden-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let copy = folder.appendingPathComponent("golden.store")
-        try FileManager.default.copyItem(at: Self.fixture, to: copy)
-        try FileManager.default.copyItem(atPath: Self.fixture.path + "-wal", toPath: copy.path + "-wal")
+        let copy = URL(fileURLWithPath: try copyOfFixture(Self.fixture))
         let header = try FileHeader(decoding: [UInt8](try Data(contentsOf: copy).prefix(64)))
         XCTAssertEqual(header.formatVersion, 1)
         XCTAssertEqual(header.storeUUID.uuidString, "6F1C2A3B-4D5E-4F60-8172-93A4B5C6D7E8")
@@ -236,12 +226,7 @@ final class GoldenStoreTests: XCTestCase {
     /// The fixture was written with 64 KiB pages: a checkpoint keeps its header's page size, and
     /// compaction rewrites it at today's target size, with every row as it was.
     func testGoldenFixtureCompactsToTodaysPageSize() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("golden-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let copy = folder.appendingPathComponent("golden.store")
-        try FileManager.default.copyItem(at: Self.fixture, to: copy)
-        try FileManager.default.copyItem(atPath: Self.fixture.path + "-wal", toPath: copy.path + "-wal")
+        let copy = URL(fileURLWithPath: try copyOfFixture(Self.fixture))
         func pageSize() throws -> UInt32 { try FileHeader(decoding: [UInt8](try Data(contentsOf: copy).prefix(64))).pageSize }
         XCTAssertEqual(try pageSize(), 65_536)
 

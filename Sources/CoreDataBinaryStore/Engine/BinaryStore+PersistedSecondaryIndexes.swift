@@ -187,7 +187,7 @@ extension BinaryStore {
             for (entityID, byAttribute) in secondaryIndexes {
                 for attribute in byAttribute.keys {
                     // An attribute no save ever held has no property index: nothing to write.
-                    guard let property = currentCatalog.entities[entityID].properties.firstIndex(of: attribute),
+                    guard let property = currentCatalog.entities[entityID].index(of: attribute),
                           var index = secondaryIndexes[entityID]?[attribute] else { continue }
                     let id = SecondaryIndexID(entityID: entityID, propertyIndex: property)
                     let pages = index.pages.flatMap { $0.listing == plan.persisted[id] ? $0 : nil }
@@ -195,10 +195,11 @@ extension BinaryStore {
                         writes[id] = .listedAgain(pages.listing)
                         continue
                     }
-                    let reuse = pages.map { SecondaryPageReuse(pages: $0, old: index.entriesBeforeChanges, changed: index.changedKeys) }
+                    let changedKeys = index.changedKeys
+                    let reuse = pages.map { SecondaryPageReuse(pages: $0, old: index.entriesBeforeChanges, changed: changedKeys) }
                     // Folded where it is stored, so the fetches after it skip the fold too.
                     secondaryIndexes[entityID]?[attribute] = nil
-                    let entries = index.sortedEntries()
+                    let entries = index.sortedEntries(changedKeys: changedKeys)
                     secondaryIndexes[entityID]?[attribute] = index
                     writes[id] = .entries(id, index.kind, entries, reuse: reuse)
                     kept.append((entityID, attribute, index))
@@ -217,7 +218,7 @@ extension BinaryStore {
                     var index = SecondaryIndex(kind: listing.kind, sortedEntries: read.entries, pages: read.pages)
                     index.apply(plan.changes[id] ?? [])
                     let reuse = SecondaryPageReuse(pages: read.pages, old: read.entries, changed: index.changedKeys)
-                    writes[id] = .entries(id, listing.kind, index.sortedEntries(), reuse: reuse)
+                    writes[id] = .entries(id, listing.kind, index.sortedEntries(changedKeys: reuse.changed), reuse: reuse)
                     kept.append((entityID, attribute, index))
                 } catch .corrupt {
                     continue
@@ -277,7 +278,7 @@ extension BinaryStore {
             // index a fetch read or built meanwhile holds the same and is replaced.
             for item in kept {
                 var index = item.index
-                if let property = catalog.entities[item.entityID].properties.firstIndex(of: item.attribute),
+                if let property = catalog.entities[item.entityID].index(of: item.attribute),
                    let listing = listings[SecondaryIndexID(entityID: item.entityID, propertyIndex: property)],
                    let starts = written.starts[SecondaryIndexID(listing)] {
                     index.wrote(SecondaryIndexPages(listing: listing, starts: starts))
@@ -298,7 +299,7 @@ extension BinaryStore {
         }
         for (entityID, byAttribute) in inMemory {
             for (attribute, built) in byAttribute {
-                guard let property = catalog.entities[entityID].properties.firstIndex(of: attribute) else { continue }
+                guard let property = catalog.entities[entityID].index(of: attribute) else { continue }
                 wanted[SecondaryIndexID(entityID: entityID, propertyIndex: property)] = (attribute, built.kind)
             }
         }

@@ -164,7 +164,7 @@ extension BinaryStore {
     /// from the records. Caller holds `rw` (shared), so the table cannot change meanwhile.
     func secondaryIndex(entityID: Int, attribute: String, kind: SecondaryIndex.Kind, table: ObjectIndex.Table) throws(StoreError) -> SecondaryIndex {
         if let built = secondaryLock.withLock({ secondaryIndexes[entityID]?[attribute] }) { return built }
-        let propertyIndex = catalog.entities[entityID].properties.firstIndex(of: attribute)
+        let propertyIndex = catalog.entities[entityID].index(of: attribute)
         if let propertyIndex {
             do {
                 if let read = try persistedSecondaryIndex(entityID: entityID, propertyIndex: propertyIndex, kind: kind, table: table) {

@@ -70,9 +70,10 @@ struct SecondaryIndex: Sendable {
     var changedKeys: KeyFilter { KeyFilter(changed.keys) }
 
     /// Every entry, in index order, with the changes folded in: what a checkpoint writes.
-    /// Folds in place, which changes no answer.
-    mutating func sortedEntries() -> [Entry] {
-        if !changed.isEmpty { fold() }
+    /// Folds in place, which changes no answer. `changedKeys`: ``changedKeys`` when the caller
+    /// made it already.
+    mutating func sortedEntries(changedKeys: KeyFilter? = nil) -> [Entry] {
+        if !changed.isEmpty { fold(changedKeys: changedKeys ?? self.changedKeys) }
         return entries
     }
 
@@ -89,11 +90,11 @@ struct SecondaryIndex: Sendable {
         guard !changes.isEmpty else { return }
         matchesPages = false
         for change in changes { changed[change.key] = change.value }
-        if changed.count > foldThreshold { fold() }
+        if changed.count > foldThreshold { fold(changedKeys: changedKeys) }
     }
 
     /// Merges `changed` into the sorted entries.
-    private mutating func fold() {
+    private mutating func fold(changedKeys: KeyFilter) {
         var added: [(value: StoreValue, key: Int64)] = []
         for (key, value) in changed where Self.orderable(value, kind) { added.append((value, key)) }
         added.sort(by: Self.entryOrder)
@@ -103,7 +104,6 @@ struct SecondaryIndex: Sendable {
         // Most entries are of keys nobody changed: a bit test, not a hash lookup, tells (a
         // hash lookup per entry was half of a checkpoint's fold). Appending entry by entry
         // measured faster than copying the runs between changes as slices.
-        let changedKeys = self.changedKeys
         for entry in entries where !changedKeys.contains(entry.key) {
             while next < added.count, Self.entryOrder(added[next], entry) {
                 merged.append(added[next])
