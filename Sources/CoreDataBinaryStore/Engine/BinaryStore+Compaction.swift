@@ -132,6 +132,7 @@ extension BinaryStore {
             publishedLogEnd = UInt64(LogLayout.firstFrameOffset)
             // Inside the write lock: no reader may find the old file's pages at new offsets.
             cache.removeAll { _ in true }
+            pageSortBounds.removeAll()
             return old
         }
         old.close()

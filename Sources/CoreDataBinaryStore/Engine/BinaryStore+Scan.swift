@@ -36,6 +36,7 @@ extension BinaryStore {
         let stopEarly = order == nil && entityIDs.count == 1
         var matches: [ScanMatch] = []
         let topK = order != nil && keep < Int.max
+        let ascending = compiled.stringSort?.ascending ?? true
         func better(_ a: ScanMatch, _ b: ScanMatch) -> Bool {
             if let order {
                 switch order(a.sortValues, b.sortValues) {
@@ -61,13 +62,31 @@ extension BinaryStore {
             let slots = catalog.entities[entityID].properties.map { compiled.keys.firstIndex(of: $0) ?? -1 }
             let candidates = try candidatePositions(compiled, entityID: entityID, table: table)
             var prefilter = RawPrefilter(compiled, entity: catalog.entities[entityID], sorts: topK && entityIDs.count == 1)
+            // Pages are passed over whole only in a walk of every current record, which is
+            // also what lets the walk learn bounds for the next scan.
+            var bounds = candidates == nil ? prefilter?.sortColumn.map { PageBoundsWalk(pageSortBounds, entityID: entityID, column: $0) } : nil
             var run = PageRun()
             for step in 0..<(candidates?.count ?? table.keys.count) {
                 let position = candidates?[step] ?? step
                 let location = table.locations[position]
                 guard location != 0 else { continue }
+                // The page whose bounds this record helps learn, if any.
+                var learning: UInt64?
+                if bounds != nil, location & RecordLocation.logBit == 0 {
+                    let page = location >> RecordLocation.slotBits
+                    if let known = bounds?.known(page) {
+                        if let last = prefilter?.lastPrefix, known.allSort(after: last, ascending: ascending) {
+                            bounds?.passedOver()
+                            continue
+                        }
+                    } else {
+                        learning = page
+                    }
+                }
                 let (bytes, range) = try recordBytes(at: location, run: &run)
-                if prefilter?.skips(bytes, range, entityID: entityID) == true { continue }
+                let skips = prefilter?.skips(bytes, range, entityID: entityID) == true
+                if let learning { bounds?.saw(page: learning, prefix: prefilter?.probedPrefix) }
+                if skips { continue }
                 do {
                     if compiled.filter != nil || !inlineRows {
                         let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values, external: externalLoader)
@@ -111,6 +130,7 @@ extension BinaryStore {
                     if stopEarly, matches.count >= keep { break scanning }
                 }
             }
+            bounds?.finish(into: pageSortBounds)
         }
         if inlineRows {
             if !rows.isEmpty || runs.isEmpty { runs.append(rows) }
@@ -216,6 +236,13 @@ private struct RawPrefilter {
     private let ascending: Bool
     /// The sort string of the last of k matches, when it is ASCII.
     private var last: [UInt8]?
+    /// The catalog column of the sort string, when records may be skipped for it.
+    let sortColumn: Int?
+    /// ``PageSortBounds/prefix(_:)`` of the last of k matches' sort string, when it is ASCII.
+    private(set) var lastPrefix: UInt64?
+    /// After ``skips(_:_:entityID:)``: the prefix of the record's sort string, nil when the
+    /// record could not be probed or the string is not ASCII.
+    private(set) var probedPrefix: UInt64?
 
     /// Nil when there is nothing to judge on raw bytes. A predicate that is not a conjunction of
     /// integer tests is left to the full path, but a record that sorts after the last of k
@@ -242,13 +269,21 @@ private struct RawPrefilter {
         }
         guard !tests.isEmpty || sortSlot >= 0 else { return nil }
         probe = RecordProbe(integerColumns: columns, stringColumn: stringColumn, propertyCount: entity.properties.count)
+        sortColumn = stringColumn >= 0 ? stringColumn : nil
         self.sortSlot = sortSlot
         ascending = compiled.stringSort?.ascending ?? true
     }
 
     /// Whether the record in `bytes[range]` cannot be a result.
     mutating func skips(_ bytes: [UInt8], _ range: Range<Int>, entityID: Int) -> Bool {
+        probedPrefix = nil
         guard probe.probe(bytes, from: range.lowerBound, to: range.upperBound, entityID: entityID) else { return false }
+        if sortColumn != nil {
+            let string = probe.string
+            if string.lowerBound >= 0, string.upperBound <= bytes.count {
+                probedPrefix = bytes.withUnsafeBufferPointer { PageSortBounds.prefix(UnsafeBufferPointer(rebasing: $0[string])) }
+            }
+        }
         for test in tests {
             let value = probe.integers[test.position]
             // A conjunction fails with any test that fails; a value out of range is judged by the full path.
@@ -263,9 +298,11 @@ private struct RawPrefilter {
     mutating func sortsAfter(_ values: [StoreValue]) {
         guard sortSlot >= 0, sortSlot < values.count, case .string(var text) = values[sortSlot] else {
             last = nil
+            lastPrefix = nil
             return
         }
         last = text.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } ? Array(utf8) : nil }
+        lastPrefix = last?.withUnsafeBufferPointer { PageSortBounds.prefix($0) }
     }
 
     /// Byte order of the string at `range` and the ASCII bytes `other`, as `compare:` orders
@@ -275,5 +312,60 @@ private struct RawPrefilter {
         return bytes.withUnsafeBufferPointer { buffer in
             other.withUnsafeBufferPointer { CompiledFetch.asciiOrder(UnsafeBufferPointer(rebasing: buffer[range]), $0) }
         }
+    }
+}
+
+/// One scan's use of ``PageSortBoundsTable`` for its entity and sort column: the known bounds
+/// (looked up once per run of records in one page), and bounds learned from the current records
+/// of each page without known bounds, handed back when the scan has read all of them.
+private struct PageBoundsWalk {
+    private let column: PageSortBoundsTable.Column
+    private let table: [UInt64: PageSortBounds]
+    private var lookedUp = UInt64.max
+    private var current: PageSortBounds?
+    private var learned: [UInt64: PageSortBounds] = [:]
+    private var learning = UInt64.max
+    private var accumulated = PageSortBounds.empty
+    private var passed = 0
+
+    init(_ bounds: PageSortBoundsTable, entityID: Int, column: Int) {
+        self.column = PageSortBoundsTable.Column(entityID: entityID, column: column)
+        table = bounds.bounds(of: self.column)
+    }
+
+    /// The known bounds of the page at `offset`.
+    mutating func known(_ offset: UInt64) -> PageSortBounds? {
+        if offset != lookedUp {
+            lookedUp = offset
+            current = table[offset]
+        }
+        return current
+    }
+
+    /// Counts a record passed over with its page.
+    mutating func passedOver() {
+        passed += 1
+    }
+
+    /// Takes in the sort-string prefix of a current record in the page at `offset` (nil: one
+    /// the bounds cannot order).
+    mutating func saw(page offset: UInt64, prefix: UInt64?) {
+        if offset != learning {
+            flush()
+            learning = offset
+            // The page's records need not be adjacent in key order.
+            accumulated = learned[offset] ?? .empty
+        }
+        accumulated.include(prefix)
+    }
+
+    /// Hands what the scan learned to `bounds`; call only after the scan read every current record.
+    mutating func finish(into bounds: PageSortBoundsTable) {
+        flush()
+        bounds.learn(learned, of: column, passedOver: passed)
+    }
+
+    private mutating func flush() {
+        if learning != .max { learned[learning] = accumulated }
     }
 }

@@ -417,6 +417,9 @@ extension BinaryStore {
             // Inside the write lock: a reader after it must not find the old file's pages (or
             // the old log's blocks) at offsets the new index points to.
             if file !== current { cache.removeAll { _ in true } } else { cache.removeAll { $0 & RecordLocation.logBit != 0 } }
+            // Bounds hold for the records of this handle's past index (PageSortBounds); another
+            // process's index is not one of them.
+            pageSortBounds.removeAll()
         }
         if file !== current { current.close() }
         tailSequence = 0

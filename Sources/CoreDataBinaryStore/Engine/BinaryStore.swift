@@ -54,6 +54,8 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     /// Builds history transactions when the store records them.
     let historyRecorder: StoreHistoryRecorder?
     let cache: PageCache
+    /// What top-k scans learned about the data pages' sort values (``PageSortBounds``).
+    let pageSortBounds = PageSortBoundsTable()
     /// Per entity name, the attributes with a secondary index (the model's fetch indexes and
     /// single-attribute uniqueness constraints) and the kind each orders.
     let indexedAttributes: [String: [String: SecondaryIndex.Kind]]

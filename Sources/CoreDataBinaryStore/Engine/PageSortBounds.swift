@@ -1,0 +1,55 @@
+import CoreDataStorage
+
+/// The least and greatest value of one string attribute among one entity's current records in
+/// one data page, as 8-byte prefixes: what lets a top-k scan sorted by that attribute pass over
+/// the whole page, undecompressed, once it holds k matches that all sort before the page's least
+/// value (or, descending, after its greatest).
+///
+/// Why prefixes suffice: for ASCII strings, which `compare:` orders by their bytes
+/// (``CompiledFetch/asciiOrder(_:_:)``), cutting each to its first 8 bytes, zero-padded and read
+/// big-endian, keeps the order (`s ≤ t` gives `prefix(s) ≤ prefix(t)`), so `prefix(s) >
+/// prefix(t)` proves `s > t`. A page holding a null, a non-ASCII string or a record the raw look
+/// cannot read is ``unbounded``: it is never passed over.
+///
+/// Why they stay true: data pages never change (Formats/binary-store.md §1), and a record in an
+/// old page can stop being current (a later save moves the object to the log or a newer page)
+/// but never become current again. Bounds taken over one moment's current records therefore
+/// still cover every current record of the page at any later moment, in the same file.
+struct PageSortBounds: Equatable {
+    var low: UInt64
+    var high: UInt64
+
+    /// Bounds that pass over nothing.
+    static let unbounded = PageSortBounds(low: 0, high: .max)
+    /// Bounds of no value yet: the start of a page's accumulation.
+    static let empty = PageSortBounds(low: .max, high: 0)
+
+    /// Widens the bounds to hold a value with `prefix`, or to ``unbounded`` for a value that
+    /// has none (nil: null, non-ASCII or unread).
+    mutating func include(_ prefix: UInt64?) {
+        guard let prefix else {
+            self = .unbounded
+            return
+        }
+        low = min(low, prefix)
+        high = max(high, prefix)
+    }
+
+    /// Whether every value within the bounds sorts after a string with `prefix` (before it,
+    /// when the sort is descending), so no record in the page can enter the matches kept.
+    func allSort(after prefix: UInt64, ascending: Bool) -> Bool {
+        ascending ? low > prefix : high < prefix
+    }
+
+    /// The first 8 bytes of an ASCII string, zero-padded, read big-endian; nil when the string
+    /// has a byte of 0x80 or more (`compare:` does not order it by bytes).
+    static func prefix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        var prefix: UInt64 = 0
+        var ascii: UInt8 = 0
+        for (index, byte) in bytes.enumerated() {
+            ascii |= byte
+            if index < 8 { prefix |= UInt64(byte) << (56 - 8 * UInt64(index)) }
+        }
+        return ascii < 0x80 ? prefix : nil
+    }
+}
