@@ -224,12 +224,13 @@ final class PersistedSecondaryIndexTests: XCTestCase {
         let old: [SecondaryIndexCodec.Entry] = (Int64(1)...4_000).map { (.integer($0), $0) }
         let listing = SecondaryIndexListing(entityID: 0, propertyIndex: 0, kind: .integer, entryCount: 4_000, pageOffsets: [4_096, 8_192, 12_288, 16_384])
         let reuse = SecondaryPageReuse(
-            pages: SecondaryIndexPages(listing: listing, starts: [0, 1_000, 2_000, 3_000]), old: old, changed: KeyFilter([9_001, 9_002]))
+            pages: SecondaryIndexPages(listing: listing, starts: [0, 1_000, 2_000, 3_000]), old: SecondaryEntries(kind: .integer, sorted: old),
+            changed: KeyFilter([9_001, 9_002]))
         // Value 2,000 with a larger key sorts just after page 2's last entry; 5,000 after the last.
         var entries = old
         entries.insert((.integer(2_000), 9_001), at: 2_000)
         entries.append((.integer(5_000), 9_002))
-        var layout = SecondaryPageLayout(entries: entries)
+        var layout = SecondaryPageLayout(entries: SecondaryEntries(kind: .integer, sorted: entries))
         var written: [Range<Int>] = []
         try layout.place(reusing: reuse) { (range) throws(StoreError) -> Int in
             written.append(range)

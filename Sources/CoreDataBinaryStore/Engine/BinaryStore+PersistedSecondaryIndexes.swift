@@ -26,7 +26,7 @@ enum SecondaryIndexWrite {
     case listedAgain(SecondaryIndexListing)
     /// These entries, in index order: in the pages of `reuse` that hold a run of them exactly,
     /// listed again, and the rest in new pages.
-    case entries(SecondaryIndexID, SecondaryIndexKind, [SecondaryIndexCodec.Entry], reuse: SecondaryPageReuse?)
+    case entries(SecondaryIndexID, SecondaryIndexKind, SecondaryEntries, reuse: SecondaryPageReuse?)
 
     var id: SecondaryIndexID {
         switch self {
@@ -41,7 +41,7 @@ enum SecondaryIndexWrite {
 struct SecondaryPageReuse {
     var pages: SecondaryIndexPages
     /// The entries the pages hold, in order.
-    var old: [SecondaryIndexCodec.Entry]
+    var old: SecondaryEntries
     /// The keys whose value may have changed since: every other key's entry is as it was.
     var changed: KeyFilter
 }
@@ -86,7 +86,7 @@ extension BinaryStore {
     /// Every entry of a persisted index, its pages read and checked (§7.2). Caller holds `rw`.
     ///
     /// - Throws: ``StoreError/corrupt(detail:)`` naming the damaged page.
-    func readSecondaryEntries(_ listing: SecondaryIndexListing) throws(StoreError) -> (entries: [SecondaryIndexCodec.Entry], pages: SecondaryIndexPages) {
+    func readSecondaryEntries(_ listing: SecondaryIndexListing) throws(StoreError) -> (entries: SecondaryEntries, pages: SecondaryIndexPages) {
         try Self.readSecondaryEntries(dataFile, root: root, listing: listing)
     }
 
@@ -94,8 +94,8 @@ extension BinaryStore {
     /// engine and `verify`.
     static func readSecondaryEntries(
         _ file: any StoreFile, root: RootSlot, listing: SecondaryIndexListing
-    ) throws(StoreError) -> (entries: [SecondaryIndexCodec.Entry], pages: SecondaryIndexPages) {
-        var entries: [SecondaryIndexCodec.Entry] = []
+    ) throws(StoreError) -> (entries: SecondaryEntries, pages: SecondaryIndexPages) {
+        var entries = SecondaryEntries(kind: listing.kind)
         var starts: [Int] = []
         // Not the directory's count: a damaged one must not size an allocation.
         entries.reserveCapacity(min(Int(clamping: listing.entryCount), listing.pageOffsets.count * (SecondaryIndexLayout.pageBytes / 16)))
@@ -111,7 +111,7 @@ extension BinaryStore {
             } catch {
                 throw corrupt(error)
             }
-            if let last = entries.last, let first = page.first, !SecondaryIndexOrder.entryLess(last, first) {
+            if !entries.isEmpty, let first = page.first, !SecondaryIndexOrder.entryLess(entries[entries.count - 1], first) {
                 throw .corrupt(detail: "data file offset \(offset) (secondary-index page): its first entry sorts before the previous page's last")
             }
             starts.append(entries.count)
@@ -242,7 +242,7 @@ extension BinaryStore {
                 var layout = SecondaryPageLayout(entries: entries)
                 try layout.place(reusing: reuse) { (range) throws(StoreError) -> Int in
                     let payload = SecondaryIndexCodec.encodePage(
-                        entityID: UInt32(id.entityID), propertyIndex: UInt32(id.propertyIndex), kind: kind, entries: entries[range])
+                        entityID: UInt32(id.entityID), propertyIndex: UInt32(id.propertyIndex), kind: kind, entries: ArraySlice(entries.entries(range)))
                     return try writer.add(.secondaryIndex, payload)
                 }
                 written.starts[id] = layout.starts

@@ -19,8 +19,10 @@ extension BinaryStore {
 
     /// Answers a fetch whose predicate and sort compiled (``CompiledFetch``): walks the index in
     /// key order, decodes only the attributes the fetch reads from each record, and builds rows
-    /// only for the results. With a sort and a limit it keeps the best `offset + limit` matches.
-    /// With ``SecondaryIndex`` candidates, only those records are read.
+    /// only for the results. With a sort and a limit it keeps the best `offset + limit` matches;
+    /// sorted by a string, it passes over every page whose ``PageSortBounds`` (learned by an
+    /// earlier such scan) put it after the last of them. With ``SecondaryIndex`` candidates, only
+    /// those records are read.
     ///
     /// Rows found in key order come in runs of ``rowRunLength`` when `inRuns`, else in one run.
     ///

@@ -30,6 +30,9 @@ struct KeyFilter: Sendable {
         }
     }
 
+    /// Whether the filter holds no key.
+    var isEmpty: Bool { low > high }
+
     @inline(__always)
     func contains(_ key: Int64) -> Bool {
         guard key >= low, key <= high else { return false }

@@ -4,7 +4,6 @@ import CoreDataPredicate
 import CoreDataStorage
 import Foundation
 
-
 /// An in-memory index of one attribute of one entity (Formats/binary-store.md §7.1): the primary
 /// keys of the rows sorted by the attribute's value, for the model's fetch indexes and
 /// single-attribute uniqueness constraints.
@@ -31,8 +30,8 @@ struct SecondaryIndex: Sendable {
     private(set) var pages: SecondaryIndexPages?
     /// Whether no change arrived since ``pages``: the index is exactly its pages.
     private(set) var matchesPages = false
-    /// Sorted by `value`, then key; an entry whose key is in `changed` is out of date.
-    private var entries: [(value: StoreValue, key: Int64)]
+    /// Sorted by value, then key; an entry whose key is in `changed` is out of date.
+    private var entries: SecondaryEntries
     /// The value of every key saved or deleted since `entries` was sorted (`.null` when deleted):
     /// a save costs O(changes), not a re-sort. Folded into `entries` once it outgrows
     /// ``foldThreshold``, so a fetch's linear look at it stays small beside the index's range.
@@ -40,13 +39,14 @@ struct SecondaryIndex: Sendable {
 
     init(kind: Kind, entries: [(value: StoreValue, key: Int64)]) {
         self.kind = kind
-        self.entries = entries.filter { Self.orderable($0.value, kind) }
-        self.entries.sort(by: Self.entryOrder)
+        var orderable = entries.filter { Self.orderable($0.value, kind) }
+        orderable.sort(by: Self.entryOrder)
+        self.entries = SecondaryEntries(kind: kind, sorted: orderable)
     }
 
     /// An index of entries already checked to be of `kind` and in index order (a persisted
     /// index's pages, §7.2).
-    init(kind: Kind, sortedEntries: [Entry], pages: SecondaryIndexPages?) {
+    init(kind: Kind, sortedEntries: SecondaryEntries, pages: SecondaryIndexPages?) {
         self.kind = kind
         self.entries = sortedEntries
         self.pages = pages
@@ -54,7 +54,7 @@ struct SecondaryIndex: Sendable {
     }
 
     /// The sorted entries without the changes kept beside them: what ``pages`` hold.
-    var entriesBeforeChanges: [Entry] { entries }
+    var entriesBeforeChanges: SecondaryEntries { entries }
 
     /// Notes that a checkpoint wrote the index as `pages`; the changes must be folded in.
     mutating func wrote(_ pages: SecondaryIndexPages) {
@@ -72,7 +72,7 @@ struct SecondaryIndex: Sendable {
     /// Every entry, in index order, with the changes folded in: what a checkpoint writes.
     /// Folds in place, which changes no answer. `changedKeys`: ``changedKeys`` when the caller
     /// made it already.
-    mutating func sortedEntries(changedKeys: KeyFilter? = nil) -> [Entry] {
+    mutating func sortedEntries(changedKeys: KeyFilter? = nil) -> SecondaryEntries {
         if !changed.isEmpty { fold(changedKeys: changedKeys ?? self.changedKeys) }
         return entries
     }
@@ -93,26 +93,14 @@ struct SecondaryIndex: Sendable {
         if changed.count > foldThreshold { fold(changedKeys: changedKeys) }
     }
 
-    /// Merges `changed` into the sorted entries.
+    /// Merges `changed` into the sorted entries. Most entries are of keys nobody changed: a bit
+    /// test tells (a hash lookup per entry was half of a checkpoint's fold), and the runs between
+    /// changes copy as memory (``SecondaryEntries``).
     private mutating func fold(changedKeys: KeyFilter) {
-        var added: [(value: StoreValue, key: Int64)] = []
+        var added: [Entry] = []
         for (key, value) in changed where Self.orderable(value, kind) { added.append((value, key)) }
         added.sort(by: Self.entryOrder)
-        var merged: [(value: StoreValue, key: Int64)] = []
-        merged.reserveCapacity(entries.count + added.count)
-        var next = 0
-        // Most entries are of keys nobody changed: a bit test, not a hash lookup, tells (a
-        // hash lookup per entry was half of a checkpoint's fold). Appending entry by entry
-        // measured faster than copying the runs between changes as slices.
-        for entry in entries where !changedKeys.contains(entry.key) {
-            while next < added.count, Self.entryOrder(added[next], entry) {
-                merged.append(added[next])
-                next += 1
-            }
-            merged.append(entry)
-        }
-        merged.append(contentsOf: added[next...])
-        entries = merged
+        entries = entries.merging(removing: changedKeys, adding: added)
         changed = [:]
         pages = nil
         matchesPages = false
@@ -183,33 +171,19 @@ struct SecondaryIndex: Sendable {
         default:
             return nil
         }
-        guard !changed.isEmpty else { return entries[range].map(\.key) }
+        guard !changed.isEmpty else { return Array(entries.keys[range]) }
         var keys: [Int64] = []
         keys.reserveCapacity(range.count)
-        for entry in entries[range] where changed[entry.key] == nil { keys.append(entry.key) }
+        for key in entries.keys[range] where changed[key] == nil { keys.append(key) }
         for (key, value) in changed where Self.orderable(value, kind) && test(value) { keys.append(key) }
         return keys
     }
 
     /// The first entry not less than `value`.
-    private func lowerBound(_ value: StoreValue) -> Int {
-        var low = 0, high = entries.count
-        while low < high {
-            let mid = (low + high) / 2
-            if Self.less(entries[mid].value, value) { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
+    private func lowerBound(_ value: StoreValue) -> Int { entries.boundary(of: value, after: false) }
 
     /// The first entry greater than `value`.
-    private func upperBound(_ value: StoreValue) -> Int {
-        var low = 0, high = entries.count
-        while low < high {
-            let mid = (low + high) / 2
-            if Self.less(value, entries[mid].value) { high = mid } else { low = mid + 1 }
-        }
-        return low
-    }
+    private func upperBound(_ value: StoreValue) -> Int { entries.boundary(of: value, after: true) }
 }
 
 /// Where an index's entries are in the file (Formats/binary-store.md §7.2): its directory

@@ -14,12 +14,12 @@ enum SecondaryPageSlot {
 /// evenly; a stretch under a quarter page takes the next listed page with it (the one before at
 /// the end), so no sliver page is left between listed pages.
 struct SecondaryPageLayout {
-    let entries: [SecondaryIndexCodec.Entry]
+    let entries: SecondaryEntries
     private(set) var slots: [SecondaryPageSlot] = []
     /// Where each page starts in `entries`.
     private(set) var starts: [Int] = []
 
-    init(entries: [SecondaryIndexCodec.Entry]) { self.entries = entries }
+    init(entries: SecondaryEntries) { self.entries = entries }
 
     /// Places every entry; `write` queues a new page of a range of entries and returns its number.
     /// Complexity: O(n) comparisons plus a binary search per old page.
@@ -31,9 +31,9 @@ struct SecondaryPageLayout {
             for (page, offset) in reuse.pages.listing.pageOffsets.enumerated() where page < starts.count {
                 let lower = starts[page], upper = page + 1 < starts.count ? starts[page + 1] : old.count
                 guard lower < upper, upper <= old.count else { continue }
-                let at = lowerBound(of: old[lower], from: placed)
+                let at = entries.lowerBound(of: old[lower], from: placed)
                 let end = at + (upper - lower)
-                guard end <= entries.count, Self.same(entries[at..<end], old[lower..<upper], changed: reuse.changed) else { continue }
+                guard end <= entries.count, Self.same(entries.keys[at..<end], old.keys[lower..<upper], changed: reuse.changed) else { continue }
                 // A sliver before it would become a page of its own: the page goes with it.
                 guard at == placed || !isSliver(placed..<at) else { continue }
                 try newPages(placed..<at, write)
@@ -55,7 +55,7 @@ struct SecondaryPageLayout {
     private func isSliver(_ range: Range<Int>) -> Bool {
         var bytes = 0
         for position in range {
-            bytes += SecondaryIndexCodec.entryBytes(entries[position].value)
+            bytes += entries.encodedBytes(at: position)
             if bytes >= SecondaryIndexLayout.pageBytes / 4 { return false }
         }
         return true
@@ -65,12 +65,12 @@ struct SecondaryPageLayout {
     private mutating func newPages(_ range: Range<Int>, _ write: (Range<Int>) throws(StoreError) -> Int) throws(StoreError) {
         guard !range.isEmpty else { return }
         var total = 0
-        for position in range { total += SecondaryIndexCodec.entryBytes(entries[position].value) }
+        for position in range { total += entries.encodedBytes(at: position) }
         let count = max(1, (total + SecondaryIndexLayout.pageBytes - 1) / SecondaryIndexLayout.pageBytes)
         let target = (total + count - 1) / count
         var start = range.lowerBound, bytes = 0
         for position in range {
-            let size = SecondaryIndexCodec.entryBytes(entries[position].value)
+            let size = entries.encodedBytes(at: position)
             if position > start, bytes + size > target {
                 slots.append(.new(try write(start..<position)))
                 starts.append(start)
@@ -83,19 +83,9 @@ struct SecondaryPageLayout {
         starts.append(start)
     }
 
-    /// The first position at or after `from` whose entry does not sort before `entry`.
-    private func lowerBound(of entry: SecondaryIndexCodec.Entry, from: Int) -> Int {
-        var low = from, high = entries.count
-        while low < high {
-            let mid = low + (high - low) / 2
-            if SecondaryIndexOrder.entryLess(entries[mid], entry) { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
     /// Whether the runs hold the same entries: the same keys in the same places, none of them
     /// changed (an unchanged key kept its value, so its entry is the same).
-    private static func same(_ a: ArraySlice<SecondaryIndexCodec.Entry>, _ b: ArraySlice<SecondaryIndexCodec.Entry>, changed: KeyFilter) -> Bool {
-        a.elementsEqual(b) { $0.key == $1.key && !changed.contains($0.key) }
+    private static func same(_ a: ArraySlice<Int64>, _ b: ArraySlice<Int64>, changed: KeyFilter) -> Bool {
+        a.elementsEqual(b) { $0 == $1 && !changed.contains($0) }
     }
 }

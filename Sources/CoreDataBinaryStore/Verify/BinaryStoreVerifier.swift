@@ -345,14 +345,15 @@ private struct SecondaryIndexCheck {
         for (id, listing) in listings.sorted(by: { $0.key < $1.key }) {
             let entity = catalog.entities[id.entityID]
             let location = "secondary index \(entity.name).\(entity.properties[id.propertyIndex])"
-            let entries: [SecondaryIndexCodec.Entry]
+            let entries: SecondaryEntries
             do { entries = try BinaryStore.readSecondaryEntries(file, root: root, listing: listing).entries } catch {
                 problems.append((location, "\(error)"))
                 continue
             }
             var wanted = values[id] ?? [:]
             var wrong: [String] = []
-            for entry in entries {
+            for position in 0..<entries.count {
+                let entry = entries[position]
                 if let value = wanted.removeValue(forKey: entry.key) {
                     if value != entry.value { wrong.append("p\(entry.key) is listed under \(entry.value), its record holds \(value)") }
                 } else {
