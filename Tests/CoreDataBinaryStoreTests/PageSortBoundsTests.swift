@@ -142,6 +142,49 @@ final class PageSortBoundsTests: XCTestCase {
         try store.close()
     }
 
+    /// Another handle's saves move records out of pages this handle learned bounds for, and its
+    /// checkpoint and compaction give this handle a new index (a new file, for compaction): the
+    /// fetches stay right throughout, and a new file's pages start without bounds.
+    func testAnotherHandlesSavesCheckpointsAndCompactionKeepFetchesRight() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let first = try open(path)
+        var random = SeededGenerator(seed: 0x0_7E_12)
+        var rows: [StoreObjectID: StoreRow] = [:]
+        var inserted: [StoreRow] = []
+        for key in Int64(1)...6_000 {
+            var new = row(key, &random)
+            inserted.append(new)
+            new.version = 1
+            rows[new.objectID] = new
+        }
+        _ = try first.save(StoreChangeSet(inserted: inserted))
+        try first.checkpoint()
+        XCTAssertGreaterThan(try check(first, rows, "before"), 2_000)
+
+        let second = try open(path)
+        for round in 0..<3 {
+            var updated: [StoreRow] = []
+            for id in rows.keys.sorted(by: { $0.primaryKey < $1.primaryKey }) where random.next() % 5 == 0 {
+                let version = try XCTUnwrap(rows[id]?.version)
+                var changed = row(id.primaryKey, &random, version: version)
+                updated.append(changed)
+                changed.version += 1
+                rows[id] = changed
+            }
+            _ = try second.save(StoreChangeSet(updated: updated))
+            try check(first, rows, "round \(round), the other handle saved")
+            switch round {
+            case 0: try second.checkpoint()
+            case 1: try second.compact()
+            default: break
+            }
+            try check(first, rows, "round \(round), the other handle checkpointed or compacted")
+        }
+        XCTAssertTrue(try first.verify().isIntact)
+        try second.close()
+        try first.close()
+    }
+
     func testBoundsOrderPrefixesAsTheirStrings() {
         func prefix(_ text: String) -> UInt64? { Array(text.utf8).withUnsafeBufferPointer { PageSortBounds.prefix($0) } }
         let ordered = ["", "\u{0}", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh0", "abcdefgi", "b", "shared-prefix-1", "shared-prefix-2"]
