@@ -218,14 +218,61 @@ final class PersistedSecondaryIndexTests: XCTestCase {
         try store.close()
     }
 
+    /// A checkpoint that reads an index only in the file and applies more changes than an
+    /// index keeps beside its entries: every change reaches the pages, including values that
+    /// changed without moving their entry (its neighbours stay the same), which a comparison of
+    /// keys alone would take for unchanged.
+    func testManyChangesToAnIndexOnlyInTheFileAllReachItsPages() throws {
+        let path = BinaryTestModel.temporaryPath()
+        var store = try open(path)
+        var rows: [StoreObjectID: StoreRow] = [:]
+        let initial = (Int64(1)...12_000).map { key in
+            StoreRow(objectID: StoreObjectID(entityName: "Person", primaryKey: key), version: 0, values: ["age": .integer(key * 10)])
+        }
+        _ = try store.save(StoreChangeSet(inserted: initial))
+        for var row in initial {
+            row.version = 1
+            rows[row.objectID] = row
+        }
+        try check(store, rows, "seeded")
+        try store.checkpoint()
+        try store.close()
+
+        store = try open(path)
+        // Every other age moves by one: each entry keeps its neighbours.
+        var updated: [StoreRow] = []
+        for key in stride(from: Int64(2), through: 12_000, by: 2) {
+            var row = try XCTUnwrap(rows[StoreObjectID(entityName: "Person", primaryKey: key)])
+            row.values["age"] = .integer(key * 10 + 1)
+            updated.append(row)
+            row.version += 1
+            rows[row.objectID] = row
+        }
+        _ = try store.save(StoreChangeSet(updated: updated))
+        try store.checkpoint()
+        XCTAssertEqual(counts(store).read + counts(store).built, 0, "no fetch ran: the checkpoint read the index")
+        try assertIntact(store, "after the checkpoint")
+        try store.close()
+
+        store = try open(path)
+        let entity = try XCTUnwrap(Self.fullModel.entitiesByName["Person"])
+        var request = StoreFetchRequest(entity: entity, predicate: NSPredicate(format: "age == 20001"))
+        request.resultType = .objectIDs
+        guard case .objectIDs(let ids) = try store.execute(request) else { return XCTFail("IDs expected") }
+        XCTAssertEqual(ids.map(\.primaryKey), [2_000])
+        try check(store, rows, "reopened")
+        try store.close()
+    }
+
     /// The page layout of a changed index: pages a change did not reach are listed again, and an
     /// entry that falls between two pages (or after the last) does not get a page of its own.
     func testAnEntryBetweenPagesLeavesNoSliverPage() throws {
         let old: [SecondaryIndexCodec.Entry] = (Int64(1)...4_000).map { (.integer($0), $0) }
         let listing = SecondaryIndexListing(entityID: 0, propertyIndex: 0, kind: .integer, entryCount: 4_000, pageOffsets: [4_096, 8_192, 12_288, 16_384])
+        // The fold's edit: two entries inserted, before old position 2,000 and at the end.
         let reuse = SecondaryPageReuse(
-            pages: SecondaryIndexPages(listing: listing, starts: [0, 1_000, 2_000, 3_000]), old: SecondaryEntries(kind: .integer, sorted: old),
-            changed: KeyFilter([9_001, 9_002]))
+            pages: SecondaryIndexPages(listing: listing, starts: [0, 1_000, 2_000, 3_000]),
+            edit: SecondaryEntries.Edit(oldCount: 4_000, dropped: [], insertions: [2_000, 4_000]))
         // Value 2,000 with a larger key sorts just after page 2's last entry; 5,000 after the last.
         var entries = old
         entries.insert((.integer(2_000), 9_001), at: 2_000)

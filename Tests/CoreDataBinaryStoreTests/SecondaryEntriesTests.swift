@@ -60,8 +60,18 @@ final class SecondaryEntriesTests: XCTestCase {
                     current[key] = new
                     added.append((new, key))
                 }
-                let merged = typed.merging(removing: KeyFilter(removed), adding: sorted(added))
+                let (merged, edit) = typed.merging(removing: KeyFilter(removed), adding: sorted(added))
                 assertSame(merged, sorted(current.map { ($0.value, $0.key) }), "\(kind) round \(round), merged")
+                // The edit places every old entry it kept: shifted by the insertions at or
+                // before it, less the drops before it.
+                XCTAssertEqual(edit.oldCount, before.count)
+                XCTAssertEqual(edit.dropped.count, removed.count { key in before.contains { $0.key == key } })
+                XCTAssertEqual(edit.insertions.count, added.count)
+                let dropped = Set(edit.dropped)
+                for position in before.indices where !dropped.contains(position) {
+                    let shifted = position - edit.dropped.count { $0 < position } + edit.insertions.count { $0 <= position }
+                    XCTAssertEqual(merged[shifted].key, before[position].key, "\(kind) round \(round): old entry \(position)")
+                }
                 assertSame(typed, before, "\(kind) round \(round): the original is unchanged")
             }
         }

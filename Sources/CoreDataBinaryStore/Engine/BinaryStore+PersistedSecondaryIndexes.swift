@@ -36,14 +36,13 @@ enum SecondaryIndexWrite {
     }
 }
 
-/// An index's pages in the file and their entries, which a checkpoint compares with the new
-/// entries to list again every page a change did not reach (§7.2).
+/// An index's pages in the file and how their entries became the new entries, from which a
+/// checkpoint lists again every page a change did not reach (§7.2).
 struct SecondaryPageReuse {
     var pages: SecondaryIndexPages
-    /// The entries the pages hold, in order.
-    var old: SecondaryEntries
-    /// The keys whose value may have changed since: every other key's entry is as it was.
-    var changed: KeyFilter
+    /// The fold from the entries the pages hold to the entries written; it must cover every
+    /// change since the pages (an entry it does not drop is taken to be as it was).
+    var edit: SecondaryEntries.Edit
 }
 
 /// Where a checkpoint or compaction put the secondary indexes: the directory, what it lists, and
@@ -195,12 +194,13 @@ extension BinaryStore {
                         writes[id] = .listedAgain(pages.listing)
                         continue
                     }
-                    let changedKeys = index.changedKeys
-                    let reuse = pages.map { SecondaryPageReuse(pages: $0, old: index.entriesBeforeChanges, changed: changedKeys) }
-                    // Folded where it is stored, so the fetches after it skip the fold too.
+                    // Folded where it is stored, so the fetches after it skip the fold too. An
+                    // index with pages was not folded since them (a fold drops them), so this
+                    // fold's edit covers every change.
                     secondaryIndexes[entityID]?[attribute] = nil
-                    let entries = index.sortedEntries(changedKeys: changedKeys)
+                    let (entries, edit) = index.folded()
                     secondaryIndexes[entityID]?[attribute] = index
+                    let reuse = pages.map { SecondaryPageReuse(pages: $0, edit: edit) }
                     writes[id] = .entries(id, index.kind, entries, reuse: reuse)
                     kept.append((entityID, attribute, index))
                 }
@@ -216,9 +216,10 @@ extension BinaryStore {
                 do {
                     let read = try rw.withReadLock { () throws(StoreError) in try readSecondaryEntries(listing) }
                     var index = SecondaryIndex(kind: listing.kind, sortedEntries: read.entries, pages: read.pages)
-                    index.apply(plan.changes[id] ?? [])
-                    let reuse = SecondaryPageReuse(pages: read.pages, old: read.entries, changed: index.changedKeys)
-                    writes[id] = .entries(id, listing.kind, index.sortedEntries(changedKeys: reuse.changed), reuse: reuse)
+                    // One fold of every change, so that its edit covers them all.
+                    index.apply(plan.changes[id] ?? [], foldsWhenLarge: false)
+                    let (entries, edit) = index.folded()
+                    writes[id] = .entries(id, listing.kind, entries, reuse: SecondaryPageReuse(pages: read.pages, edit: edit))
                     kept.append((entityID, attribute, index))
                 } catch .corrupt {
                     continue
@@ -308,7 +309,7 @@ extension BinaryStore {
         for (id, item) in wanted.sorted(by: { $0.key < $1.key }) where id.entityID < index.tables.count {
             var secondary = try secondaryIndex(entityID: id.entityID, attribute: item.attribute, kind: item.kind, table: index.tables[id.entityID])
             // A new file: no page of the old one is listed again.
-            writes.append(.entries(id, item.kind, secondary.sortedEntries(), reuse: nil))
+            writes.append(.entries(id, item.kind, secondary.folded().entries, reuse: nil))
             kept.append((id.entityID, item.attribute, secondary))
         }
         return (writes, kept)

@@ -142,23 +142,37 @@ struct SecondaryEntries: Sendable {
         return low
     }
 
+    /// How a merge made new entries of old ones: the old positions it dropped and, per added
+    /// entry, the old position it went in before; both increasing. A run of old entries with no
+    /// drop in it and no insertion inside it is a run of the new entries too, moved by the
+    /// insertions before it less the drops: what lets a checkpoint list a page again without
+    /// comparing its entries (``SecondaryPageLayout``).
+    struct Edit: Sendable, Equatable {
+        var oldCount: Int
+        var dropped: [Int] = []
+        var insertions: [Int] = []
+
+        /// No change to `count` entries.
+        static func none(_ count: Int) -> Edit { Edit(oldCount: count) }
+    }
+
     /// These entries without those whose key `removed` holds, and with `added` (of this kind,
-    /// in index order) in their places.
+    /// in index order) in their places; and how the one became the other.
     ///
     /// Complexity: O(n) key tests, the unchanged runs copied whole, plus O(a log n) for a
     /// entries added.
-    func merging(removing removed: KeyFilter, adding added: [Entry]) -> SecondaryEntries {
-        var insertions: [Int] = []
-        insertions.reserveCapacity(added.count)
+    func merging(removing removed: KeyFilter, adding added: [Entry]) -> (entries: SecondaryEntries, edit: Edit) {
+        var edit = Edit(oldCount: count)
+        edit.insertions.reserveCapacity(added.count)
         var from = 0
         for entry in added {
             from = lowerBound(of: entry, from: from)
-            insertions.append(from)
+            edit.insertions.append(from)
         }
-        var dropped: [Int] = []
         if !removed.isEmpty {
-            for (position, key) in keys.enumerated() where removed.contains(key) { dropped.append(position) }
+            for (position, key) in keys.enumerated() where removed.contains(key) { edit.dropped.append(position) }
         }
+        let (dropped, insertions) = (edit.dropped, edit.insertions)
         var result = SecondaryEntries(kind: kind)
         result.reserveCapacity(count - dropped.count + added.count)
         switch (values, result.values) {
@@ -177,7 +191,7 @@ struct SecondaryEntries: Sendable {
         default:
             preconditionFailure("CoreData: a secondary index's values changed kind")
         }
-        return result
+        return (result, edit)
     }
 
     /// The merge of ``merging(removing:adding:)`` over one kind's arrays: runs between the

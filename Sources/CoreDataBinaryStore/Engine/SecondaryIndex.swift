@@ -53,9 +53,6 @@ struct SecondaryIndex: Sendable {
         matchesPages = pages != nil
     }
 
-    /// The sorted entries without the changes kept beside them: what ``pages`` hold.
-    var entriesBeforeChanges: SecondaryEntries { entries }
-
     /// Notes that a checkpoint wrote the index as `pages`; the changes must be folded in.
     mutating func wrote(_ pages: SecondaryIndexPages) {
         precondition(changed.isEmpty, "SecondaryIndex.wrote(_:) before the changes were folded in")
@@ -65,16 +62,13 @@ struct SecondaryIndex: Sendable {
 
     private static func entryOrder(_ a: Entry, _ b: Entry) -> Bool { SecondaryIndexOrder.entryLess(a, b) }
 
-    /// The keys saved or deleted since the sorted entries were made: the only entries of
-    /// ``entriesBeforeChanges`` whose value may differ now.
-    var changedKeys: KeyFilter { KeyFilter(changed.keys) }
-
-    /// Every entry, in index order, with the changes folded in: what a checkpoint writes.
-    /// Folds in place, which changes no answer. `changedKeys`: ``changedKeys`` when the caller
-    /// made it already.
-    mutating func sortedEntries(changedKeys: KeyFilter? = nil) -> SecondaryEntries {
-        if !changed.isEmpty { fold(changedKeys: changedKeys ?? self.changedKeys) }
-        return entries
+    /// Every entry, in index order, with the changes folded in (folded in place, which changes
+    /// no answer), and how the entries before the changes became them: what a checkpoint writes,
+    /// listing again the pages of ``pages`` the edit leaves whole.
+    mutating func folded() -> (entries: SecondaryEntries, edit: SecondaryEntries.Edit) {
+        guard !changed.isEmpty else { return (entries, .none(entries.count)) }
+        let edit = fold()
+        return (entries, edit)
     }
 
     /// The most changes kept beside the sorted entries (Formats/binary-store.md §7.1): 4,096,
@@ -86,24 +80,28 @@ struct SecondaryIndex: Sendable {
     ///
     /// Complexity: O(changes), plus O(n + changes log changes) when the changes are folded in.
     /// In place when the caller holds the only copy (the store mutates it in its table).
-    mutating func apply(_ changes: [(key: Int64, value: StoreValue)]) {
+    /// `foldsWhenLarge`: false to keep every change beside the entries until ``folded()``, so
+    /// that its edit covers them all (a checkpoint applying a log's changes to pages it read).
+    mutating func apply(_ changes: [(key: Int64, value: StoreValue)], foldsWhenLarge: Bool = true) {
         guard !changes.isEmpty else { return }
         matchesPages = false
         for change in changes { changed[change.key] = change.value }
-        if changed.count > foldThreshold { fold(changedKeys: changedKeys) }
+        if foldsWhenLarge, changed.count > foldThreshold { _ = fold() }
     }
 
     /// Merges `changed` into the sorted entries. Most entries are of keys nobody changed: a bit
     /// test tells (a hash lookup per entry was half of a checkpoint's fold), and the runs between
     /// changes copy as memory (``SecondaryEntries``).
-    private mutating func fold(changedKeys: KeyFilter) {
+    private mutating func fold() -> SecondaryEntries.Edit {
         var added: [Entry] = []
         for (key, value) in changed where Self.orderable(value, kind) { added.append((value, key)) }
         added.sort(by: Self.entryOrder)
-        entries = entries.merging(removing: changedKeys, adding: added)
+        let (merged, edit) = entries.merging(removing: KeyFilter(changed.keys), adding: added)
+        entries = merged
         changed = [:]
         pages = nil
         matchesPages = false
+        return edit
     }
 
     /// The kind of index an attribute of `type` gets; nil for a type without an order.

@@ -9,8 +9,8 @@ enum SecondaryPageSlot {
     case old(UInt64)
 }
 
-/// Lays an index's entries out in pages (§7.2): every old page whose entries appear as a run of
-/// the new entries is listed again, and the entries between such runs go to new pages, split
+/// Lays an index's entries out in pages (§7.2): every old page that no change reached (no entry
+/// of it dropped, none inserted inside it: ``SecondaryEntries/Edit``) is listed again, and the entries between such runs go to new pages, split
 /// evenly; a stretch under a quarter page takes the next listed page with it (the one before at
 /// the end), so no sliver page is left between listed pages.
 struct SecondaryPageLayout {
@@ -22,18 +22,26 @@ struct SecondaryPageLayout {
     init(entries: SecondaryEntries) { self.entries = entries }
 
     /// Places every entry; `write` queues a new page of a range of entries and returns its number.
-    /// Complexity: O(n) comparisons plus a binary search per old page.
+    /// Complexity: O(old pages + the edit's changes), plus the new pages' entries.
     mutating func place(reusing reuse: SecondaryPageReuse?, write: (Range<Int>) throws(StoreError) -> Int) throws(StoreError) {
         var placed = 0
         if let reuse {
-            let old = reuse.old
+            let edit = reuse.edit
             let starts = reuse.pages.starts
+            // Drops before the page, and insertions at or before its first entry (they go in
+            // before it): the page's shift in the new entries.
+            var drops = 0, insertions = 0
             for (page, offset) in reuse.pages.listing.pageOffsets.enumerated() where page < starts.count {
-                let lower = starts[page], upper = page + 1 < starts.count ? starts[page + 1] : old.count
-                guard lower < upper, upper <= old.count else { continue }
-                let at = entries.lowerBound(of: old[lower], from: placed)
+                let lower = starts[page], upper = page + 1 < starts.count ? starts[page + 1] : edit.oldCount
+                guard lower < upper, upper <= edit.oldCount else { continue }
+                while drops < edit.dropped.count, edit.dropped[drops] < lower { drops += 1 }
+                while insertions < edit.insertions.count, edit.insertions[insertions] <= lower { insertions += 1 }
+                // A change reached the page: an entry of it dropped, or one inserted inside it.
+                if drops < edit.dropped.count, edit.dropped[drops] < upper { continue }
+                if insertions < edit.insertions.count, edit.insertions[insertions] < upper { continue }
+                let at = lower - drops + insertions
                 let end = at + (upper - lower)
-                guard end <= entries.count, Self.same(entries.keys[at..<end], old.keys[lower..<upper], changed: reuse.changed) else { continue }
+                guard at >= placed, end <= entries.count else { continue }
                 // A sliver before it would become a page of its own: the page goes with it.
                 guard at == placed || !isSliver(placed..<at) else { continue }
                 try newPages(placed..<at, write)
@@ -81,11 +89,5 @@ struct SecondaryPageLayout {
         }
         slots.append(.new(try write(start..<range.upperBound)))
         starts.append(start)
-    }
-
-    /// Whether the runs hold the same entries: the same keys in the same places, none of them
-    /// changed (an unchanged key kept its value, so its entry is the same).
-    private static func same(_ a: ArraySlice<Int64>, _ b: ArraySlice<Int64>, changed: KeyFilter) -> Bool {
-        a.elementsEqual(b) { $0 == $1 && !changed.contains($0) }
     }
 }
