@@ -44,11 +44,27 @@ struct PageSortBounds: Equatable {
     /// The first 8 bytes of an ASCII string, zero-padded, read big-endian; nil when the string
     /// has a byte of 0x80 or more (`compare:` does not order it by bytes).
     static func prefix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        // Every probed record of a sorted scan comes here: eight bytes at a time where it can.
+        let raw = UnsafeRawBufferPointer(bytes)
+        let count = raw.count
+        let highBits: UInt64 = 0x8080_8080_8080_8080
         var prefix: UInt64 = 0
+        var position = 0
+        if count >= 8 {
+            prefix = UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))
+            guard prefix & highBits == 0 else { return nil }
+            position = 8
+            while position + 8 <= count {
+                guard raw.loadUnaligned(fromByteOffset: position, as: UInt64.self) & highBits == 0 else { return nil }
+                position += 8
+            }
+        }
         var ascii: UInt8 = 0
-        for (index, byte) in bytes.enumerated() {
+        while position < count {
+            let byte = raw[position]
             ascii |= byte
-            if index < 8 { prefix |= UInt64(byte) << (56 - 8 * UInt64(index)) }
+            if position < 8 { prefix |= UInt64(byte) << (56 - 8 * UInt64(position)) }
+            position += 1
         }
         return ascii < 0x80 ? prefix : nil
     }
