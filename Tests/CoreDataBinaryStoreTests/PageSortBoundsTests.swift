@@ -185,6 +185,33 @@ final class PageSortBoundsTests: XCTestCase {
         try first.close()
     }
 
+    /// Pages walked in bound order, out of key order: the later keys' pages (least name "a-…")
+    /// come first and fill the matches with ties ("m…") of large keys, then the earlier keys'
+    /// pages ("b-…") hold ties of smaller keys, which must replace them, as the reference orders
+    /// ties by object ID.
+    func testTiesWalkedOutOfKeyOrderMatchTheReference() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        var rows: [StoreObjectID: StoreRow] = [:]
+        for (chunk, rare) in [(0, "b"), (1, "a")] {
+            var inserted: [StoreRow] = []
+            for key in Int64(chunk * 3_000 + 1)...Int64(chunk * 3_000 + 3_000) {
+                let name = key % 100 == 0 ? "\(rare)-\(key)" : "m, a name that many records share"
+                var new = StoreRow(objectID: StoreObjectID(entityName: "Person", primaryKey: key), version: 0, values: [
+                    "name": .string(name), "age": .integer(key % 100),
+                ])
+                inserted.append(new)
+                new.version = 1
+                rows[new.objectID] = new
+            }
+            _ = try store.save(StoreChangeSet(inserted: inserted))
+            try store.checkpoint()
+        }
+        try check(store, rows, "ties")
+        XCTAssertGreaterThan(store.pageSortBounds.counts.pages, 10, "the second round of fetches walked pages in bound order")
+        try store.close()
+    }
+
     func testBoundsOrderPrefixesAsTheirStrings() {
         func prefix(_ text: String) -> UInt64? { Array(text.utf8).withUnsafeBufferPointer { PageSortBounds.prefix($0) } }
         let ordered = ["", "\u{0}", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh0", "abcdefgi", "b", "shared-prefix-1", "shared-prefix-2"]

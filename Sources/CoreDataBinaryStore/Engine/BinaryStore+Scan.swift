@@ -67,69 +67,80 @@ extension BinaryStore {
             // Pages are passed over whole only in a walk of every current record, which is
             // also what lets the walk learn bounds for the next scan.
             var bounds = candidates == nil ? prefilter?.sortColumn.map { PageBoundsWalk(pageSortBounds, entityID: entityID, column: $0) } : nil
+            // With bounds known, pages are walked least bound first (greatest, descending), so
+            // the k best are found early and most pages are passed over whole; records then come
+            // out of key order, and a record tying with the last match is no longer after it.
+            let walk = bounds.flatMap { $0.knowsNoPage ? nil : $0.runsByBound(table.locations, ascending: ascending) }
+            if walk != nil { prefilter?.inKeyOrder = false }
             var run = PageRun()
-            for step in 0..<(candidates?.count ?? table.keys.count) {
-                let position = candidates?[step] ?? step
-                let location = table.locations[position]
-                guard location != 0 else { continue }
-                // The page whose bounds this record helps learn, if any.
-                var learning: UInt64?
-                if bounds != nil, location & RecordLocation.logBit == 0 {
-                    let page = location >> RecordLocation.slotBits
-                    if let known = bounds?.known(page) {
-                        if let last = prefilter?.lastPrefix, known.allSort(after: last, ascending: ascending) {
-                            bounds?.passedOver()
-                            continue
-                        }
-                    } else {
-                        learning = page
-                    }
+            for (steps, runBounds) in walk ?? [(0..<(candidates?.count ?? table.keys.count), nil)] {
+                if let runBounds, let last = prefilter?.lastPrefix, runBounds.allSort(after: last, ascending: ascending) {
+                    bounds?.passedOver(steps.count)
+                    continue
                 }
-                let (bytes, range) = try recordBytes(at: location, run: &run)
-                let skips = prefilter?.skips(bytes, range, entityID: entityID) == true
-                if let learning { bounds?.saw(page: learning, prefix: prefilter?.probedPrefix) }
-                if skips { continue }
-                do {
-                    if compiled.filter != nil || !inlineRows {
-                        let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values, external: externalLoader)
-                        guard head.kind == .row else { continue }
-                        if let filter = compiled.filter, !filter(values) { continue }
-                    }
-                    if inlineRows {
-                        if matched >= offset {
-                            guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts, external: externalLoader).1 else { continue }
-                            rows.append(row)
-                            if inRuns, rows.count == Self.rowRunLength {
-                                runs.append(rows)
-                                rows = []
-                                rows.reserveCapacity(Self.rowRunLength)
+                for step in steps {
+                    let position = candidates?[step] ?? step
+                    let location = table.locations[position]
+                    guard location != 0 else { continue }
+                    // The page whose bounds this record helps learn, if any.
+                    var learning: UInt64?
+                    if bounds != nil, location & RecordLocation.logBit == 0 {
+                        let page = location >> RecordLocation.slotBits
+                        if let known = bounds?.known(page) {
+                            if let last = prefilter?.lastPrefix, known.allSort(after: last, ascending: ascending) {
+                                bounds?.passedOver(1)
+                                continue
                             }
-                        } else if compiled.filter == nil,
-                                  try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).kind != .row {
+                        } else {
+                            learning = page
+                        }
+                    }
+                    let (bytes, range) = try recordBytes(at: location, run: &run)
+                    let skips = prefilter?.skips(bytes, range, entityID: entityID) == true
+                    if let learning { bounds?.saw(page: learning, prefix: prefilter?.probedPrefix) }
+                    if skips { continue }
+                    do {
+                        if compiled.filter != nil || !inlineRows {
+                            let head = try RecordCodec.decodeFields(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, slots: slots, into: &values, external: externalLoader)
+                            guard head.kind == .row else { continue }
+                            if let filter = compiled.filter, !filter(values) { continue }
+                        }
+                        if inlineRows {
+                            if matched >= offset {
+                                guard let row = try RecordCodec.decode(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts, external: externalLoader).1 else { continue }
+                                rows.append(row)
+                                if inRuns, rows.count == Self.rowRunLength {
+                                    runs.append(rows)
+                                    rows = []
+                                    rows.reserveCapacity(Self.rowRunLength)
+                                }
+                            } else if compiled.filter == nil,
+                                      try RecordCodec.decodeHeader(bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog).kind != .row {
+                                continue
+                            }
+                            matched += 1
+                            if matched >= keep { break scanning }
                             continue
                         }
-                        matched += 1
-                        if matched >= keep { break scanning }
-                        continue
+                    } catch {
+                        throw .corrupt(detail: error.within(Self.describe(location)).description)
                     }
-                } catch {
-                    throw .corrupt(detail: error.within(Self.describe(location)).description)
-                }
-                let match = ScanMatch(id: StoreObjectID(entity: entity, primaryKey: table.keys[position]), location: location, sortValues: order == nil ? [] : values)
-                if topK {
-                    if matches.count == keep, let last = matches.last, !better(match, last) { continue }
-                    var low = 0
-                    var high = matches.count
-                    while low < high {
-                        let mid = (low + high) / 2
-                        if better(matches[mid], match) { low = mid + 1 } else { high = mid }
+                    let match = ScanMatch(id: StoreObjectID(entity: entity, primaryKey: table.keys[position]), location: location, sortValues: order == nil ? [] : values)
+                    if topK {
+                        if matches.count == keep, let last = matches.last, !better(match, last) { continue }
+                        var low = 0
+                        var high = matches.count
+                        while low < high {
+                            let mid = (low + high) / 2
+                            if better(matches[mid], match) { low = mid + 1 } else { high = mid }
+                        }
+                        matches.insert(match, at: low)
+                        if matches.count > keep { matches.removeLast() }
+                        if matches.count == keep, let last = matches.last { prefilter?.sortsAfter(last.sortValues) }
+                    } else {
+                        matches.append(match)
+                        if stopEarly, matches.count >= keep { break scanning }
                     }
-                    matches.insert(match, at: low)
-                    if matches.count > keep { matches.removeLast() }
-                    if matches.count == keep, let last = matches.last { prefilter?.sortsAfter(last.sortValues) }
-                } else {
-                    matches.append(match)
-                    if stopEarly, matches.count >= keep { break scanning }
                 }
             }
             bounds?.finish(into: pageSortBounds)
@@ -238,6 +249,9 @@ private struct RawPrefilter {
     private let ascending: Bool
     /// The sort string of the last of k matches, when it is ASCII.
     private var last: [UInt8]?
+    /// Whether records come in key order, so that one tying with the last match sorts after it
+    /// (its object ID is larger) and is skipped too.
+    var inKeyOrder = true
     /// The catalog column of the sort string, when records may be skipped for it.
     let sortColumn: Int?
     /// ``PageSortBounds/prefix(_:)`` of the last of k matches' sort string, when it is ASCII.
@@ -292,8 +306,9 @@ private struct RawPrefilter {
             if test.fits(value), !test.test(value) { return true }
         }
         guard let last, sortSlot >= 0, let order = Self.asciiOrder(bytes, probe.string, last) else { return false }
-        // A tie sorts after the last match too: its object ID is larger (key order).
-        return ascending ? order != .orderedAscending : order != .orderedDescending
+        // In key order a tie sorts after the last match too: its object ID is larger.
+        if inKeyOrder { return ascending ? order != .orderedAscending : order != .orderedDescending }
+        return ascending ? order == .orderedDescending : order == .orderedAscending
     }
 
     /// Notes the sort values of the last of k matches.
@@ -330,6 +345,9 @@ private struct PageBoundsWalk {
     private var accumulated = PageSortBounds.empty
     private var passed = 0
 
+    /// Whether no page of the column has bounds yet.
+    var knowsNoPage: Bool { table.isEmpty }
+
     init(_ bounds: PageSortBoundsTable, entityID: Int, column: Int) {
         self.column = PageSortBoundsTable.Column(entityID: entityID, column: column)
         table = bounds.bounds(of: self.column)
@@ -344,9 +362,37 @@ private struct PageBoundsWalk {
         return current
     }
 
-    /// Counts a record passed over with its page.
-    mutating func passedOver() {
-        passed += 1
+    /// Counts records passed over with their page.
+    mutating func passedOver(_ count: Int) {
+        passed += count
+    }
+
+    /// The positions of `locations` in runs of one page (or of records in the log), those with
+    /// no known bounds first, in key order, then the rest by bound: least first for an
+    /// ascending sort, greatest first for a descending one.
+    ///
+    /// Complexity: O(n) over the locations, plus O(r log r) for r runs.
+    func runsByBound(_ locations: [UInt64], ascending: Bool) -> [(steps: Range<Int>, bounds: PageSortBounds?)] {
+        var unknown: [(steps: Range<Int>, bounds: PageSortBounds?)] = []
+        var known: [(steps: Range<Int>, bounds: PageSortBounds)] = []
+        func page(_ location: UInt64) -> UInt64 {
+            location != 0 && location & RecordLocation.logBit == 0 ? location >> RecordLocation.slotBits : .max
+        }
+        var start = 0
+        var current = locations.first.map(page) ?? .max
+        for position in locations.indices {
+            let next = position + 1 < locations.count ? page(locations[position + 1]) : .max
+            guard position + 1 == locations.count || next != current else { continue }
+            let steps = start..<(position + 1)
+            if current != .max, let bounds = table[current] { known.append((steps, bounds)) } else { unknown.append((steps, nil)) }
+            start = position + 1
+            current = next
+        }
+        known.sort { a, b in
+            let (x, y) = ascending ? (a.bounds.low, b.bounds.low) : (b.bounds.high, a.bounds.high)
+            return x != y ? x < y : a.steps.lowerBound < b.steps.lowerBound
+        }
+        return unknown + known.map { ($0.steps, $0.bounds) }
     }
 
     /// Takes in the sort-string prefix of a current record in the page at `offset` (nil: one
