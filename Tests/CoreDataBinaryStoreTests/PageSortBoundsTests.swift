@@ -212,6 +212,26 @@ final class PageSortBoundsTests: XCTestCase {
         try store.close()
     }
 
+    /// A record whose integer the filter tests is null cannot be judged on raw bytes, but its
+    /// sort string still bounds its page: pages full of such records are passed over too.
+    func testRecordsWithANullTestedIntegerStillBoundTheirPage() throws {
+        let store = try open(BinaryTestModel.temporaryPath())
+        var rows: [StoreObjectID: StoreRow] = [:]
+        var inserted: [StoreRow] = []
+        for key in Int64(1)...6_000 {
+            var values: [String: StoreValue] = ["name": .string(String(format: "name %05d and a tail to fill pages", 6_001 - key))]
+            if key % 10 != 0 { values["age"] = .integer(key % 100) }
+            var new = StoreRow(objectID: StoreObjectID(entityName: "Person", primaryKey: key), version: 0, values: values)
+            inserted.append(new)
+            new.version = 1
+            rows[new.objectID] = new
+        }
+        _ = try store.save(StoreChangeSet(inserted: inserted))
+        try store.checkpoint()
+        XCTAssertGreaterThan(try check(store, rows, "null ages"), 5_000)
+        try store.close()
+    }
+
     func testBoundsOrderPrefixesAsTheirStrings() {
         func prefix(_ text: String) -> UInt64? { Array(text.utf8).withUnsafeBufferPointer { PageSortBounds.prefix($0) } }
         let ordered = ["", "\u{0}", "a", "a\u{0}", "ab", "abcdefgh", "abcdefgh0", "abcdefgi", "b", "shared-prefix-1", "shared-prefix-2"]

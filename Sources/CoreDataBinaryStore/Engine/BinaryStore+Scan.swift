@@ -71,12 +71,15 @@ extension BinaryStore {
             // the k best are found early and most pages are passed over whole; records then come
             // out of key order, and a record tying with the last match is no longer after it.
             let walk = bounds.flatMap { $0.knowsNoPage ? nil : $0.runsByBound(table.locations, ascending: ascending) }
-            if walk != nil { prefilter?.inKeyOrder = false }
             var run = PageRun()
             for (steps, runBounds) in walk ?? [(0..<(candidates?.count ?? table.keys.count), nil)] {
-                if let runBounds, let last = prefilter?.lastPrefix, runBounds.allSort(after: last, ascending: ascending) {
-                    bounds?.passedOver(steps.count)
-                    continue
+                if let runBounds {
+                    if let last = prefilter?.lastPrefix, runBounds.allSort(after: last, ascending: ascending) {
+                        bounds?.passedOver(steps.count)
+                        continue
+                    }
+                    // The runs without bounds came first, in key order; from here on, records do not.
+                    prefilter?.inKeyOrder = false
                 }
                 for step in steps {
                     let position = candidates?[step] ?? step
@@ -242,6 +245,9 @@ extension BinaryStore {
 /// (a null, a non-ASCII string, a value out of its attribute's range) goes to the full path.
 private struct RawPrefilter {
     private var probe: RecordProbe
+    /// The sort string alone, for a record ``probe`` cannot read for want of an integer the
+    /// filter tests (a null `age`): its page's bounds still need the string.
+    private var sortProbe: RecordProbe?
     /// Per test, its integer's position in the probe, the test, and the attribute's range.
     private let tests: [(position: Int, test: (Int64) -> Bool, fits: (Int64) -> Bool)]
     /// The slot of the sort key in the compiled values; -1 without a string sort.
@@ -286,6 +292,7 @@ private struct RawPrefilter {
         guard !tests.isEmpty || sortSlot >= 0 else { return nil }
         probe = RecordProbe(integerColumns: columns, stringColumn: stringColumn, propertyCount: entity.properties.count)
         sortColumn = stringColumn >= 0 ? stringColumn : nil
+        sortProbe = stringColumn >= 0 && !columns.isEmpty ? RecordProbe(integerColumns: [], stringColumn: stringColumn, propertyCount: entity.properties.count) : nil
         self.sortSlot = sortSlot
         ascending = compiled.stringSort?.ascending ?? true
     }
@@ -293,13 +300,13 @@ private struct RawPrefilter {
     /// Whether the record in `bytes[range]` cannot be a result.
     mutating func skips(_ bytes: [UInt8], _ range: Range<Int>, entityID: Int) -> Bool {
         probedPrefix = nil
-        guard probe.probe(bytes, from: range.lowerBound, to: range.upperBound, entityID: entityID) else { return false }
-        if sortColumn != nil {
-            let string = probe.string
-            if string.lowerBound >= 0, string.upperBound <= bytes.count {
-                probedPrefix = bytes.withUnsafeBufferPointer { PageSortBounds.prefix(UnsafeBufferPointer(rebasing: $0[string])) }
+        guard probe.probe(bytes, from: range.lowerBound, to: range.upperBound, entityID: entityID) else {
+            if sortProbe?.probe(bytes, from: range.lowerBound, to: range.upperBound, entityID: entityID) == true, let string = sortProbe?.string {
+                probedPrefix = Self.prefix(bytes, string)
             }
+            return false
         }
+        if sortColumn != nil { probedPrefix = Self.prefix(bytes, probe.string) }
         for test in tests {
             let value = probe.integers[test.position]
             // A conjunction fails with any test that fails; a value out of range is judged by the full path.
@@ -309,6 +316,12 @@ private struct RawPrefilter {
         // In key order a tie sorts after the last match too: its object ID is larger.
         if inKeyOrder { return ascending ? order != .orderedAscending : order != .orderedDescending }
         return ascending ? order == .orderedDescending : order == .orderedAscending
+    }
+
+    /// ``PageSortBounds/prefix(_:)`` of the string at `range`.
+    private static func prefix(_ bytes: [UInt8], _ range: Range<Int>) -> UInt64? {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
+        return bytes.withUnsafeBufferPointer { PageSortBounds.prefix(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
     /// Notes the sort values of the last of k matches.
@@ -345,6 +358,9 @@ private struct PageBoundsWalk {
     private var accumulated = PageSortBounds.empty
     private var passed = 0
 
+    /// The fewest records per run, on average, for ``runsByBound(_:ascending:)`` to order runs.
+    static let shortestAverageRun = 16
+
     /// Whether no page of the column has bounds yet.
     var knowsNoPage: Bool { table.isEmpty }
 
@@ -371,8 +387,12 @@ private struct PageBoundsWalk {
     /// no known bounds first, in key order, then the rest by bound: least first for an
     /// ascending sort, greatest first for a descending one.
     ///
+    /// Nil when the runs average fewer than ``shortestAverageRun`` records (an entity whose
+    /// records lie scattered over pages, as after many updates): the scan then walks in key
+    /// order, still passing over records page by page, rather than sort a run per few records.
+    ///
     /// Complexity: O(n) over the locations, plus O(r log r) for r runs.
-    func runsByBound(_ locations: [UInt64], ascending: Bool) -> [(steps: Range<Int>, bounds: PageSortBounds?)] {
+    func runsByBound(_ locations: [UInt64], ascending: Bool) -> [(steps: Range<Int>, bounds: PageSortBounds?)]? {
         var unknown: [(steps: Range<Int>, bounds: PageSortBounds?)] = []
         var known: [(steps: Range<Int>, bounds: PageSortBounds)] = []
         func page(_ location: UInt64) -> UInt64 {
@@ -388,6 +408,7 @@ private struct PageBoundsWalk {
             start = position + 1
             current = next
         }
+        guard (unknown.count + known.count) * Self.shortestAverageRun <= locations.count else { return nil }
         known.sort { a, b in
             let (x, y) = ascending ? (a.bounds.low, b.bounds.low) : (b.bounds.high, a.bounds.high)
             return x != y ? x < y : a.steps.lowerBound < b.steps.lowerBound
