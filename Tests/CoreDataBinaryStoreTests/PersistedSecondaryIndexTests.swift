@@ -264,6 +264,35 @@ final class PersistedSecondaryIndexTests: XCTestCase {
         try store.close()
     }
 
+    /// Appends to an index (ever larger ages, as a timestamp grows) past the number of changes
+    /// an index keeps beside its entries: the index folds them between checkpoints, and the next
+    /// checkpoint still lists again every page but the last few.
+    func testFoldsBetweenCheckpointsKeepUntouchedPagesListed() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        var rows: [StoreObjectID: StoreRow] = [:]
+        func insert(_ keys: ClosedRange<Int64>) throws {
+            let new = keys.map { StoreRow(objectID: StoreObjectID(entityName: "Person", primaryKey: $0), version: 0, values: ["age": .integer($0)]) }
+            _ = try store.save(StoreChangeSet(inserted: new))
+            for var row in new {
+                row.version = 1
+                rows[row.objectID] = row
+            }
+        }
+        try insert(1...20_000)
+        try check(store, rows, "seeded")
+        try store.checkpoint()
+        let before = try XCTUnwrap(listings(store)["Person.age"]).pageOffsets
+        for chunk in Int64(0)..<3 { try insert((20_001 + chunk * 2_000)...(22_000 + chunk * 2_000)) }
+        try check(store, rows, "after 6,000 appends, folded once")
+        try store.checkpoint()
+        let after = try XCTUnwrap(listings(store)["Person.age"]).pageOffsets
+        XCTAssertGreaterThanOrEqual(Set(before).intersection(after).count, before.count - 1, "\(before) then \(after)")
+        try assertIntact(store, "after the checkpoint")
+        try check(store, rows, "after the checkpoint")
+        try store.close()
+    }
+
     /// The page layout of a changed index: pages a change did not reach are listed again, and an
     /// entry that falls between two pages (or after the last) does not get a page of its own.
     func testAnEntryBetweenPagesLeavesNoSliverPage() throws {

@@ -77,6 +77,57 @@ final class SecondaryEntriesTests: XCTestCase {
         }
     }
 
+    /// Two merges one after the other, composed into one edit (`then`): every old entry the
+    /// composition keeps is where the edit says in the final entries, and it drops exactly the
+    /// old entries whose keys either merge removed.
+    func testComposedEditsPlaceEveryKeptEntry() {
+        var random = SeededGenerator(seed: 0xED_17)
+        for round in 0..<60 {
+            let count = [0, 1, 9, 250][round % 4]
+            var current: [Int64: StoreValue] = [:]
+            for key in Int64(1)..<Int64(count + 1) { current[key] = value(.integer, &random) }
+            let old = sorted(current.map { ($0.value, $0.key) })
+            var entries = SecondaryEntries(kind: .integer, sorted: old)
+            var nextKey = Int64(count + 1)
+            var composed: SecondaryEntries.Edit?
+            var removedEver = Set<Int64>()
+            for _ in 0..<(1 + round % 3) {
+                var removed: [Int64] = []
+                var added: [SecondaryIndexCodec.Entry] = []
+                for key in current.keys.sorted() where random.next() % 5 == 0 {
+                    removed.append(key)
+                    removedEver.insert(key)
+                    if random.next() % 2 == 0 {
+                        let new = value(.integer, &random)
+                        current[key] = new
+                        added.append((new, key))
+                    } else {
+                        current[key] = nil
+                    }
+                }
+                for _ in 0..<Int(random.next() % 6) {
+                    let new = value(.integer, &random)
+                    current[nextKey] = new
+                    added.append((new, nextKey))
+                    nextKey += 1
+                }
+                let (merged, edit) = entries.merging(removing: KeyFilter(removed), adding: sorted(added))
+                entries = merged
+                composed = composed.map { $0.then(edit) } ?? edit
+            }
+            guard let edit = composed else { continue }
+            assertSame(entries, sorted(current.map { ($0.value, $0.key) }), "round \(round)")
+            XCTAssertEqual(edit.oldCount, old.count)
+            let dropped = Set(edit.dropped)
+            XCTAssertEqual(dropped, Set(old.indices.filter { removedEver.contains(old[$0].key) }), "round \(round): dropped")
+            XCTAssertEqual(edit.insertions.count, entries.count - (old.count - dropped.count), "round \(round): one insertion per new entry")
+            for position in old.indices where !dropped.contains(position) {
+                let shifted = position - edit.dropped.count { $0 < position } + edit.insertions.count { $0 <= position }
+                XCTAssertEqual(entries[shifted].key, old[position].key, "round \(round): old entry \(position)")
+            }
+        }
+    }
+
     func testBoundariesAndBytes() {
         let entries: [SecondaryIndexCodec.Entry] = [(.integer(1), 5), (.integer(3), 1), (.integer(3), 2), (.integer(7), 4)]
         let typed = SecondaryEntries(kind: .integer, sorted: entries)

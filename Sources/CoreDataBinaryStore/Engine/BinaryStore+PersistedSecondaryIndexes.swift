@@ -194,9 +194,8 @@ extension BinaryStore {
                         writes[id] = .listedAgain(pages.listing)
                         continue
                     }
-                    // Folded where it is stored, so the fetches after it skip the fold too. An
-                    // index with pages was not folded since them (a fold drops them), so this
-                    // fold's edit covers every change.
+                    // Folded where it is stored, so the fetches after it skip the fold too. The
+                    // edit covers every fold since the pages.
                     secondaryIndexes[entityID]?[attribute] = nil
                     let (entries, edit) = index.folded()
                     secondaryIndexes[entityID]?[attribute] = index
@@ -216,8 +215,7 @@ extension BinaryStore {
                 do {
                     let read = try rw.withReadLock { () throws(StoreError) in try readSecondaryEntries(listing) }
                     var index = SecondaryIndex(kind: listing.kind, sortedEntries: read.entries, pages: read.pages)
-                    // One fold of every change, so that its edit covers them all.
-                    index.apply(plan.changes[id] ?? [], foldsWhenLarge: false)
+                    index.apply(plan.changes[id] ?? [])
                     let (entries, edit) = index.folded()
                     writes[id] = .entries(id, listing.kind, entries, reuse: SecondaryPageReuse(pages: read.pages, edit: edit))
                     kept.append((entityID, attribute, index))

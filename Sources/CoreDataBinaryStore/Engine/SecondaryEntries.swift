@@ -154,6 +154,53 @@ struct SecondaryEntries: Sendable {
 
         /// No change to `count` entries.
         static func none(_ count: Int) -> Edit { Edit(oldCount: count) }
+
+        /// This edit followed by `next` (an edit of the entries this one made): what was dropped
+        /// and inserted, in this edit's old positions. An entry this edit inserted and `next`
+        /// dropped leaves no trace.
+        ///
+        /// Complexity: O(n) for the n entries between the two, plus the edits' changes.
+        func then(_ next: Edit) -> Edit {
+            // Where each entry between the two came from: an old position, or -(p + 1) for one
+            // inserted before old position p.
+            var origin: [Int] = []
+            origin.reserveCapacity(next.oldCount)
+            var nextDrop = 0
+            var nextInsert = 0
+            for position in 0...oldCount {
+                while nextInsert < insertions.count, insertions[nextInsert] == position {
+                    origin.append(-(position + 1))
+                    nextInsert += 1
+                }
+                guard position < oldCount else { break }
+                if nextDrop < dropped.count, dropped[nextDrop] == position {
+                    nextDrop += 1
+                } else {
+                    origin.append(position)
+                }
+            }
+            precondition(origin.count == next.oldCount, "CoreData: secondary-index edits composed out of order")
+            var composed = Edit(oldCount: oldCount)
+            var droppedNext = Set<Int>()
+            var laterDrops: [Int] = []
+            for position in next.dropped {
+                droppedNext.insert(position)
+                if origin[position] >= 0 { laterDrops.append(origin[position]) }
+            }
+            composed.dropped = (dropped + laterDrops).sorted()
+            var inserted: [Int] = []
+            for (position, from) in origin.enumerated() where from < 0 && !droppedNext.contains(position) { inserted.append(-from - 1) }
+            for position in next.insertions {
+                if position == origin.count {
+                    inserted.append(oldCount)
+                } else {
+                    let from = origin[position]
+                    inserted.append(from >= 0 ? from : -from - 1)
+                }
+            }
+            composed.insertions = inserted.sorted()
+            return composed
+        }
     }
 
     /// These entries without those whose key `removed` holds, and with `added` (of this kind,

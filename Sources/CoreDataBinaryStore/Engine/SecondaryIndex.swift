@@ -24,10 +24,13 @@ struct SecondaryIndex: Sendable {
     typealias Entry = SecondaryIndexCodec.Entry
 
     let kind: Kind
-    /// The pages in the file whose entries, in order, are the sorted entries (read from them or
-    /// written by a checkpoint), and the entry each starts at; dropped when the sorted entries
-    /// change (a fold). A checkpoint lists again every one of them a change did not reach.
+    /// The pages in the file (read from them or written by a checkpoint), and the entry each
+    /// starts at, in the sorted entries as they were before ``sincePages``. A checkpoint lists
+    /// again every one of them a change did not reach.
     private(set) var pages: SecondaryIndexPages?
+    /// The folds since ``pages`` as one edit, from the pages' entries to the sorted entries; nil
+    /// when none.
+    private var sincePages: SecondaryEntries.Edit?
     /// Whether no change arrived since ``pages``: the index is exactly its pages.
     private(set) var matchesPages = false
     /// Sorted by value, then key; an entry whose key is in `changed` is out of date.
@@ -57,6 +60,7 @@ struct SecondaryIndex: Sendable {
     mutating func wrote(_ pages: SecondaryIndexPages) {
         precondition(changed.isEmpty, "SecondaryIndex.wrote(_:) before the changes were folded in")
         self.pages = pages
+        sincePages = nil
         matchesPages = true
     }
 
@@ -66,9 +70,8 @@ struct SecondaryIndex: Sendable {
     /// no answer), and how the entries before the changes became them: what a checkpoint writes,
     /// listing again the pages of ``pages`` the edit leaves whole.
     mutating func folded() -> (entries: SecondaryEntries, edit: SecondaryEntries.Edit) {
-        guard !changed.isEmpty else { return (entries, .none(entries.count)) }
-        let edit = fold()
-        return (entries, edit)
+        if !changed.isEmpty { fold() }
+        return (entries, sincePages ?? .none(entries.count))
     }
 
     /// The most changes kept beside the sorted entries (Formats/binary-store.md §7.1): 4,096,
@@ -80,28 +83,27 @@ struct SecondaryIndex: Sendable {
     ///
     /// Complexity: O(changes), plus O(n + changes log changes) when the changes are folded in.
     /// In place when the caller holds the only copy (the store mutates it in its table).
-    /// `foldsWhenLarge`: false to keep every change beside the entries until ``folded()``, so
-    /// that its edit covers them all (a checkpoint applying a log's changes to pages it read).
-    mutating func apply(_ changes: [(key: Int64, value: StoreValue)], foldsWhenLarge: Bool = true) {
+    mutating func apply(_ changes: [(key: Int64, value: StoreValue)]) {
         guard !changes.isEmpty else { return }
         matchesPages = false
         for change in changes { changed[change.key] = change.value }
-        if foldsWhenLarge, changed.count > foldThreshold { _ = fold() }
+        if changed.count > foldThreshold { fold() }
     }
 
     /// Merges `changed` into the sorted entries. Most entries are of keys nobody changed: a bit
     /// test tells (a hash lookup per entry was half of a checkpoint's fold), and the runs between
     /// changes copy as memory (``SecondaryEntries``).
-    private mutating func fold() -> SecondaryEntries.Edit {
+    /// The edit is kept (composed with earlier ones) while the index has pages, so that a
+    /// checkpoint after several folds still lists again the pages none of them reached.
+    private mutating func fold() {
         var added: [Entry] = []
         for (key, value) in changed where Self.orderable(value, kind) { added.append((value, key)) }
         added.sort(by: Self.entryOrder)
         let (merged, edit) = entries.merging(removing: KeyFilter(changed.keys), adding: added)
         entries = merged
         changed = [:]
-        pages = nil
+        if pages != nil { sincePages = sincePages.map { $0.then(edit) } ?? edit }
         matchesPages = false
-        return edit
     }
 
     /// The kind of index an attribute of `type` gets; nil for a type without an order.
