@@ -2,7 +2,8 @@
 // header, the stored payload (XXH3 checksum, LZ4), then the payload decoder the page kind names:
 // a data page's slot table and every record in it (against the catalog the input's own catalog
 // page would give, else the fixed catalog), a catalog, an index page or the index directory, a
-// secondary-index page or its directory, or the metadata property list. Each input is decoded as given and again with its checksum
+// secondary-index page or its directory, a page-bounds page or its directory (and the bounds a
+// data page's records give), or the metadata property list. Each input is decoded as given and again with its checksum
 // rewritten. Decoders must throw; any crash, hang or sanitizer report is a bug.
 import CoreDataBinaryFormat
 import CoreDataTestModel
@@ -20,6 +21,9 @@ public enum FuzzBinaryPage {
         if ChecksumFixer.fixPage(&fixed, at: 0) != nil, fixed != raw { decodePage(fixed) }
     }
 
+    /// Where a page-bounds page or directory is taken to lie.
+    private static let farOffset: UInt64 = 1 << 40
+
     private static func decodePage(_ bytes: [UInt8]) {
         guard let header = try? PageHeader(decoding: bytes, at: 4_096) else { return }
         guard let payload = try? PageCodec.decodePayload(header, page: bytes, at: 4_096) else { return }
@@ -31,6 +35,9 @@ public enum FuzzBinaryPage {
                 guard let range = page.range(of: slot) else { preconditionFailure("slot \(slot) of \(page.count) has no range") }
                 _ = try? RecordCodec.decodeHeader(payload, from: range.lowerBound, to: range.upperBound, catalog: BinaryTestModel.catalog)
                 _ = try? RecordCodec.decode(payload, from: range.lowerBound, to: range.upperBound, catalog: BinaryTestModel.catalog)
+            }
+            for entry in PageBoundsSummary.entries(ofDataPage: payload, at: 4_096) {
+                precondition(entry.bounds.low <= entry.bounds.high && entry.pageOffset == 4_096, "page bounds out of shape: \(entry)")
             }
         case .catalog:
             if let catalog = try? Catalog(decoding: payload) {
@@ -60,6 +67,15 @@ public enum FuzzBinaryPage {
         case .secondaryIndexDirectory:
             if let listings = try? SecondaryIndexCodec.decodeDirectory(payload, pageOffset: 4_096) {
                 precondition(SecondaryIndexCodec.encodeDirectory(listings) == payload, "secondary-index directory does not round-trip")
+            }
+        case .pageBounds:
+            // Placed far into the file, so that any data page offset below it may be named.
+            if let entries = try? PageBoundsCodec.decodePage(payload, pageOffset: Self.farOffset, catalog: BinaryTestModel.catalog) {
+                precondition(PageBoundsCodec.encodePage(entries[...]) == payload, "page-bounds page does not round-trip")
+            }
+        case .pageBoundsDirectory:
+            if let listings = try? PageBoundsCodec.decodeDirectory(payload, pageOffset: Self.farOffset) {
+                precondition(PageBoundsCodec.encodeDirectory(listings) == payload, "page-bounds directory does not round-trip")
             }
         case .metadata:
             _ = try? MetadataCodec.decode(payload, location: "metadata page")

@@ -2,10 +2,13 @@
 // input is a 32-bit little-endian length n, then n bytes of data file, then the log; every
 // checksum the format has is rewritten first so damage reaches the code behind the checks. The
 // store is verified, opened (with log recovery) under the golden store's model, every entity is
-// fetched and every fetched row read by ID, verified again and closed (a checkpoint). Any throw is
+// fetched and every fetched row read by ID, fetched again sorted by each string attribute with
+// a limit (which reads the page bounds, §7.3), verified again and closed (a checkpoint). Any throw is
 // fine; any crash, hang or sanitizer report is a bug.
 import CoreDataBinaryFormat
 import CoreDataBinaryStore
+import CoreDataModel
+import CoreDataPredicate
 import CoreDataStorage
 import CoreDataTestModel
 import FuzzBinarySupport
@@ -43,6 +46,12 @@ public enum FuzzBinaryStoreOpen {
             }
             _ = try? store.execute(StoreFetchRequest(entity: entity, resultType: .objectIDs))
             _ = try? store.execute(StoreFetchRequest(entity: entity, resultType: .count))
+            for attribute in entity.properties.compactMap({ $0 as? NSAttributeDescription }) where attribute.attributeType == .stringAttributeType {
+                for ascending in [true, false] {
+                    _ = try? store.execute(StoreFetchRequest(
+                        entity: entity, sortDescriptors: [CoreDataPredicate.NSSortDescriptor(key: attribute.name, ascending: ascending)], limit: 2))
+                }
+            }
         }
         _ = try? store.verify()
         try? store.close()

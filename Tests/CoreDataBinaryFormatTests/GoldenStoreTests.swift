@@ -10,8 +10,8 @@ import XCTest
 /// Stores written by each format version, checked in, must keep reading back exactly. A format
 /// change changes the spec, adds a fixture of the new version (write it with
 /// `COREDATA_WRITE_GOLDEN=1 swift test --filter GoldenStoreTests`) and bumps the format version
-/// together. The version-1 and version-2 fixtures can no longer be written (this code makes
-/// version-3 stores): they are kept as they are.
+/// together. The fixtures of versions 1 to 3 can no longer be written (this code makes
+/// version-4 stores): they are kept as they are.
 final class GoldenStoreTests: XCTestCase {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/golden-v1.store")
 
@@ -80,8 +80,12 @@ final class GoldenStoreTests: XCTestCase {
         return StoreRow(objectID: StoreObjectID(entityName: "Reading", primaryKey: key), version: version, values: values)
     }
 
-    /// The version-3 fixture: readings 1–60 checkpointed with both indexes persisted, then in the
-    /// log an update of reading 3 (value 1000), a deletion of reading 4 and a new reading 61.
+    static let fixtureV4 = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/golden-v4.store")
+
+    /// The version-3 fixture, and the version-4 one written the same way: readings 1–60
+    /// checkpointed with both indexes persisted (and, in version 4, the page bounds of their data
+    /// page, §7.3), then in the log an update of reading 3 (value 1000), a deletion of reading 4
+    /// and a new reading 61.
     static func expectedV3Rows() -> [StoreRow] {
         var rows = (Int64(1)...61).filter { $0 != 4 && $0 != 3 }.map { reading($0, version: 1) }
         var third = reading(3, version: 2)
@@ -92,12 +96,12 @@ final class GoldenStoreTests: XCTestCase {
 
     func testWriteGoldenFixtureWhenAsked() throws {
         guard ProcessInfo.processInfo.environment["COREDATA_WRITE_GOLDEN"] == "1" else { return }
-        let path = Self.fixtureV3.path
+        let path = Self.fixtureV4.path
         try? BinaryStore.destroy(path: path)
         var options = BinaryStoreOptions()
         options.backgroundCheckpoints = false
         let store = try BinaryStore(path: path, model: Self.readingModel, metadata: StoreMetadata([
-            "NSStoreUUID": "3C9A1F2E-7B4D-4A51-8E62-0F1A2B3C4D5E", "NSStoreType": "Binary", "Fixture": "golden-v3",
+            "NSStoreUUID": "8E2B4C1D-5A6F-4B70-9C81-D2E3F4A5B6C7", "NSStoreType": "Binary", "Fixture": "golden-v4",
         ]), options: options)
         _ = try store.save(StoreChangeSet(inserted: (Int64(1)...60).map { Self.reading($0) }))
         // Fetches build both indexes; the checkpoint persists them.
@@ -165,15 +169,74 @@ final class GoldenStoreTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: copy)), before, "a read-only open changed the file")
     }
 
-    /// The previous version's fixture opens writable, is written on as version 2 (no secondary
-    /// index), and compaction upgrades it to version 3 with every row as it was.
-    func testGoldenV2FixtureUpgradesToVersion3ByCompaction() throws {
+    func testGoldenV4FixtureReadsBackExactlyWithItsIndexesAndPageBounds() throws {
+        let copy = try copyOfFixture(Self.fixtureV4)
+        let before = try Data(contentsOf: URL(fileURLWithPath: copy))
+        XCTAssertEqual(try FileHeader(decoding: [UInt8](before.prefix(64))).formatVersion, 4)
+        var options = BinaryStoreOptions()
+        options.readOnly = true
+        let store = try BinaryStore(path: copy, model: Self.readingModel, metadata: StoreMetadata(), options: options)
+        let rows = Self.expectedV3Rows()
+        for row in rows {
+            XCTAssertEqual(try store.row(for: row.objectID), row)
+        }
+        XCTAssertNil(try store.row(for: StoreObjectID(entityName: "Reading", primaryKey: 4)))
+        XCTAssertEqual(try store.metadata()["Fixture"] as? String, "golden-v4")
+        XCTAssertEqual(try store.statistics().secondaryIndexes, ["Reading.value": 55, "Reading.label": 60])
+        // The one data page's bounds: every label is "label N", so the page runs from
+        // "label 0" to "label 9" by their 8-byte prefixes.
+        let (directory, dataEnd) = store.rw.withReadLock { (store.root.pageBoundsDirectoryOffset, store.root.dataEnd) }
+        let listings = try store.readPageBoundsDirectory(at: directory, dataEnd: dataEnd)
+        XCTAssertEqual(listings.map(\.entryCount), [1])
+        let entries = try store.readPageBoundsPage(try XCTUnwrap(listings.first), dataEnd: dataEnd, catalog: store.rw.withReadLock { store.catalog })
+        func prefix(_ text: String) -> UInt64 { Array(text.utf8).withUnsafeBufferPointer { PageSortBounds.prefix($0) } ?? 0 }
+        XCTAssertEqual(entries.map(\.bounds), [PageSortBounds(low: prefix("label 0"), high: prefix("label 9"))])
+        let entity = try XCTUnwrap(Self.readingModel.entitiesByName["Reading"])
+        for ascending in [true, false] {
+            let request = StoreFetchRequest(
+                entity: entity, predicate: CoreDataPredicate.NSPredicate(format: "taken != nil"),
+                sortDescriptors: [CoreDataPredicate.NSSortDescriptor(key: "label", ascending: ascending)], limit: 5)
+            let expected = StoreQuery.run(request, candidates: rows, resolve: { _ in nil }, entities: Self.readingModel.entitiesByName)
+            guard case .rows(let got) = try store.execute(request) else { return XCTFail("rows expected") }
+            XCTAssertEqual(got.map(\.objectID), expected.map(\.objectID))
+        }
+        XCTAssertEqual(store.pageSortBounds.counts.pages, 1, "the file's bounds were read")
+        let verification = try store.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try store.close()
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: copy)), before, "a read-only open changed the file")
+    }
+
+    /// The previous version's fixture is written on as version 3 (no page bounds), and
+    /// compaction upgrades it to version 4 with every row as it was and its pages bounded.
+    func testGoldenV3FixtureUpgradesToVersion4ByCompaction() throws {
+        let copy = try copyOfFixture(Self.fixtureV3)
+        let store = try BinaryStore(path: copy, model: Self.readingModel, metadata: StoreMetadata())
+        try store.checkpoint()
+        XCTAssertEqual(try store.statistics().formatVersion, 3)
+        XCTAssertEqual(store.rw.withReadLock { store.root.pageBoundsDirectoryOffset }, 0)
+        try store.compact()
+        XCTAssertEqual(try store.statistics().formatVersion, 4)
+        XCTAssertNotEqual(store.rw.withReadLock { store.root.pageBoundsDirectoryOffset }, 0)
+        try store.close()
+        let reopened = try BinaryStore(path: copy, model: Self.readingModel, metadata: StoreMetadata())
+        for row in Self.expectedV3Rows() {
+            XCTAssertEqual(try reopened.row(for: row.objectID), row)
+        }
+        let verification = try reopened.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try reopened.close()
+    }
+
+    /// An older version's fixture opens writable, is written on as version 2 (no secondary
+    /// index), and compaction upgrades it to the current version with every row as it was.
+    func testGoldenV2FixtureUpgradesToTheCurrentVersionByCompaction() throws {
         let copy = try copyOfFixture(Self.fixtureV2, external: true)
         let store = try BinaryStore(path: copy, model: CrashTestModel.model, metadata: StoreMetadata())
         try store.checkpoint()
         XCTAssertEqual(try store.statistics().formatVersion, 2)
         try store.compact()
-        XCTAssertEqual(try store.statistics().formatVersion, 3)
+        XCTAssertEqual(try store.statistics().formatVersion, BinaryStoreLayout.formatVersion)
         try store.close()
         let reopened = try BinaryStore(path: copy, model: CrashTestModel.model, metadata: StoreMetadata())
         for row in Self.expectedV2Rows() {

@@ -1,3 +1,4 @@
+import CoreDataBinaryFormat
 @testable import CoreDataBinaryStore
 import CoreDataModel
 import CoreDataPredicate

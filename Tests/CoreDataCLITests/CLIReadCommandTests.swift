@@ -30,7 +30,7 @@ final class CLIReadCommandTests: XCTestCase {
 
         let info = try CLI.json(try CLI.run(["info", path, "--json"]).stdout)
         XCTAssertEqual(info["format"] as? String, "binary")
-        XCTAssertEqual(info["formatVersion"] as? Int, 3)
+        XCTAssertEqual(info["formatVersion"] as? Int, Int(BinaryStoreLayout.formatVersion))
         XCTAssertEqual(info["pageSize"] as? Int, BinaryStoreLayout.targetPageSize)
         XCTAssertEqual(info["storeUUID"] as? String, "6A0D7C52-1B1E-4C3B-9E8B-2F4C5D6E7F80")
         XCTAssertEqual(info["objectsByEntity"] as? [String: Int], ["Author": 3, "Book": 3])

@@ -3,9 +3,9 @@ public enum BinaryStoreLayout {
     /// §2: the first 8 bytes of every data file.
     public static let magic: [UInt8] = Array("CDBSTOR1".utf8)
     /// §2: the format version this code writes: new stores, compaction and exports.
-    public static let formatVersion: UInt32 = 3
+    public static let formatVersion: UInt32 = 4
     /// §2: the format versions this code reads (and writes on, keeping their version).
-    public static let readableFormatVersions: ClosedRange<UInt32> = 1...3
+    public static let readableFormatVersions: ClosedRange<UInt32> = 1...4
     /// §2, §5: data pages are filled up to this many decoded bytes.
     public static let targetPageSize = 16_384
     /// §2: the file header's size.

@@ -11,6 +11,10 @@ public enum PageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case secondaryIndex = 6
     /// §7.2, format version 3.
     case secondaryIndexDirectory = 7
+    /// §7.3, format version 4.
+    case pageBounds = 8
+    /// §7.3, format version 4.
+    case pageBoundsDirectory = 9
 
     public var description: String {
         switch self {
@@ -21,6 +25,8 @@ public enum PageKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .indexDirectory: return "index directory page"
         case .secondaryIndex: return "secondary-index page"
         case .secondaryIndexDirectory: return "secondary-index directory page"
+        case .pageBounds: return "page-bounds page"
+        case .pageBoundsDirectory: return "page-bounds directory page"
         }
     }
 }

@@ -14,10 +14,12 @@ public struct RootSlot: Sendable, Equatable {
     public var objectCount: UInt64
     /// The secondary-index directory page (§7.2), 0 when none; always 0 below format version 3.
     public var secondaryIndexDirectoryOffset: UInt64
+    /// The page-bounds directory page (§7.3), 0 when none; always 0 below format version 4.
+    public var pageBoundsDirectoryOffset: UInt64
 
     public init(
         generation: UInt64, dataEnd: UInt64, indexDirectoryOffset: UInt64, catalogOffset: UInt64, metadataOffset: UInt64, logSalt: UInt64,
-        objectCount: UInt64, secondaryIndexDirectoryOffset: UInt64 = 0
+        objectCount: UInt64, secondaryIndexDirectoryOffset: UInt64 = 0, pageBoundsDirectoryOffset: UInt64 = 0
     ) {
         self.generation = generation
         self.dataEnd = dataEnd
@@ -27,11 +29,12 @@ public struct RootSlot: Sendable, Equatable {
         self.logSalt = logSalt
         self.objectCount = objectCount
         self.secondaryIndexDirectoryOffset = secondaryIndexDirectoryOffset
+        self.pageBoundsDirectoryOffset = pageBoundsDirectoryOffset
     }
 
     /// The 128 slot bytes, checksum included, of a file of `formatVersion` (the file header's:
     /// a store keeps its version until it is rewritten whole, §2). Below version 3 the
-    /// secondary-index directory's bytes stay zero.
+    /// secondary-index directory's bytes stay zero, below version 4 the page-bounds directory's.
     public func encoded(formatVersion: UInt32 = BinaryStoreLayout.formatVersion) -> [UInt8] {
         var writer = ByteWriter(capacity: BinaryStoreLayout.rootSlotSize)
         writer.uint32(BinaryStoreLayout.rootSlotMagic)
@@ -40,7 +43,8 @@ public struct RootSlot: Sendable, Equatable {
             writer.uint64(field)
         }
         writer.uint64(formatVersion >= SecondaryIndexLayout.firstFormatVersion ? secondaryIndexDirectoryOffset : 0)
-        writer.zeros(48)
+        writer.uint64(formatVersion >= PageBoundsLayout.firstFormatVersion ? pageBoundsDirectoryOffset : 0)
+        writer.zeros(40)
         writer.uint64(PageChecksum.xxh3(writer.bytes))
         return writer.bytes
     }
@@ -72,6 +76,9 @@ public struct RootSlot: Sendable, Equatable {
             // Reserved below version 3 (§3): whatever is there names nothing.
             let secondary = try reader.uint64()
             slot.secondaryIndexDirectoryOffset = version >= SecondaryIndexLayout.firstFormatVersion ? secondary : 0
+            // Reserved below version 4 (§3).
+            let bounds = try reader.uint64()
+            slot.pageBoundsDirectoryOffset = version >= PageBoundsLayout.firstFormatVersion ? bounds : 0
             guard slot.generation <= BinaryStoreLayout.largestCounter else { return .damaged("the slot's generation \(slot.generation) is above 2^62") }
             return .valid(slot)
         } catch {

@@ -40,7 +40,8 @@ extension BinaryStore {
         }
         let generation = root.generation + 1
         // Pages are encoded on every core; a page's offset is known once its batch is encoded.
-        var writer = PageBatchWriter(file: dataFile, generation: generation, at: root.dataEnd)
+        var writer = PageBatchWriter(
+            file: dataFile, generation: generation, at: root.dataEnd, collectsPageBounds: header.formatVersion >= PageBoundsLayout.firstFormatVersion)
 
         // 1. The log's records, in object-ID order, into data pages. With the whole index in
         // memory the new index is that index; without it, the changes since the last checkpoint
@@ -158,14 +159,18 @@ extension BinaryStore {
         }
         let secondary = try secondaryPlan.map { (plan) throws(StoreError) in try checkpointSecondaryWrites(plan) }
         let (currentCatalog, currentMetadata) = rw.withReadLock { (catalog, metadataValue) }
+        // Only data pages precede this point, so the writer's bounds are this checkpoint's (§7.3).
+        let newBounds = writer.pageBounds
+        let bounds = try checkpointPageBounds(newBounds)
         let state = try writeIndexAndState(
-            pages, totalEntries: totalEntries, secondary: secondary?.writes ?? [], catalog: currentCatalog, metadata: currentMetadata, to: &writer)
+            pages, totalEntries: totalEntries, secondary: secondary?.writes ?? [], pageBounds: bounds, catalog: currentCatalog,
+            metadata: currentMetadata, to: &writer)
 
         // 3–4. Sync the pages, then publish them through the inactive root slot.
         let newRoot = RootSlot(
             generation: generation, dataEnd: state.end, indexDirectoryOffset: state.directory, catalogOffset: state.catalog,
             metadataOffset: state.metadata, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(totalEntries),
-            secondaryIndexDirectoryOffset: state.secondary.directory)
+            secondaryIndexDirectoryOffset: state.secondary.directory, pageBoundsDirectoryOffset: state.pageBoundsDirectory)
         let newPages = state.pages
         let slot = 1 - activeSlot
         do {
@@ -187,6 +192,8 @@ extension BinaryStore {
             // With the root: a fetch reads the new listings only against the new data end.
             if let secondary { publishSecondaryIndexes(state.secondary, kept: secondary.kept, catalog: currentCatalog) }
             if loaded { replaceIndex(newIndex, pages: newPages) } else if let newPages { replacePersistedIndex(newPages) } else { replaceIndex(ObjectIndex(), pages: nil) }
+            // Bounds of the old pages stay true (§7.3); the new pages' are known already.
+            pageSortBounds.checkpointed(newBounds, startedOver: bounds?.startsOver ?? false)
             root = newRoot
             activeSlot = slot
             logTombstones = []
@@ -205,6 +212,8 @@ extension BinaryStore {
     struct WrittenState {
         var directory: UInt64
         var secondary: SecondaryIndexesWritten
+        /// The page-bounds directory (§7.3), 0 for none.
+        var pageBoundsDirectory: UInt64
         var catalog: UInt64
         var metadata: UInt64
         /// The new data end.
@@ -213,24 +222,27 @@ extension BinaryStore {
         var pages: PersistedIndex?
     }
 
-    /// ``writeIndexAndState(_:totalEntries:secondary:catalog:metadata:to:)`` with every live
-    /// entry of `index` in new pages (compaction and export, which write a new file).
+    /// ``writeIndexAndState(_:totalEntries:secondary:pageBounds:catalog:metadata:to:)`` with
+    /// every live entry of `index` in new pages and the bounds of every data page `writer`
+    /// wrote (compaction and export, which write a new file of the current version).
     func writeIndexAndState(
         _ index: ObjectIndex, secondary: [SecondaryIndexWrite] = [], catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
     ) throws(StoreError) -> WrittenState {
         var pages = IndexPagesBuilder()
         let total = try pages.appendEntries(of: index, to: &writer)
-        return try writeIndexAndState(pages, totalEntries: total, secondary: secondary, catalog: catalog, metadata: metadata, to: &writer)
+        let bounds = PageBoundsWrite(entries: writer.pageBounds)
+        return try writeIndexAndState(pages, totalEntries: total, secondary: secondary, pageBounds: bounds, catalog: catalog, metadata: metadata, to: &writer)
     }
 
     /// Appends the pages that follow the data pages (§7–§8): the index pages `pages` lists (new
     /// ones queued on `writer`, or pages of an earlier checkpoint) and their directory, the
-    /// secondary indexes and their directory (§7.2, none for an empty `secondary`), then
-    /// `catalog` with the next primary keys handed out so far, then `metadata`; writes
-    /// everything queued and returns where each went.
+    /// secondary indexes and their directory (§7.2, none for an empty `secondary`), the page
+    /// bounds and their directory (§7.3, none for nil `pageBounds`), then `catalog` with the
+    /// next primary keys handed out so far, then `metadata`; writes everything queued and
+    /// returns where each went.
     func writeIndexAndState(
-        _ pages: IndexPagesBuilder, totalEntries: Int, secondary: [SecondaryIndexWrite] = [], catalog: Catalog, metadata: StoreMetadata,
-        to writer: inout PageBatchWriter
+        _ pages: IndexPagesBuilder, totalEntries: Int, secondary: [SecondaryIndexWrite] = [], pageBounds: PageBoundsWrite?, catalog: Catalog,
+        metadata: StoreMetadata, to writer: inout PageBatchWriter
     ) throws(StoreError) -> WrittenState {
         var pages = pages
         try pages.endStretch(evenly: false, to: &writer)
@@ -240,6 +252,7 @@ extension BinaryStore {
             try writer.add(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: persisted.pageOffsets, totalEntries: persisted.totalEntries))
         }
         let secondaryWritten = try appendSecondaryIndexes(secondary, to: &writer)
+        let boundsDirectory = try appendPageBounds(pageBounds, to: &writer)
         var catalog = catalog
         keyLock.lock()
         // Keys reserved by any process sharing the store stay reserved (Formats/wal.md §9).
@@ -250,7 +263,7 @@ extension BinaryStore {
         try writer.finish()
         return WrittenState(
             directory: directoryPage.map { writer.offset(of: $0) } ?? 0, secondary: secondaryWritten,
-            catalog: writer.offset(of: catalogPage), metadata: writer.offset(of: metadataPage), end: writer.end, pages: persisted)
+            pageBoundsDirectory: boundsDirectory.offset(in: writer), catalog: writer.offset(of: catalogPage), metadata: writer.offset(of: metadataPage), end: writer.end, pages: persisted)
     }
 
     /// Cuts the log back to its header and syncs it: its frames are all in the data file, or

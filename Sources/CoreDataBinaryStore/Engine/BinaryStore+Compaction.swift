@@ -45,7 +45,7 @@ extension BinaryStore {
             throw Self.ioError(error)
         }
         // Pages are encoded on every core; a page's offset is known once its batch is encoded.
-        let writer = PageBatchWriter(file: file, generation: generation, at: 0, prefix: prefix)
+        let writer = PageBatchWriter(file: file, generation: generation, at: 0, prefix: prefix, collectsPageBounds: true)
         return (file, newHeader, writer, DataPagePacker(targetPageSize: Int(newHeader.pageSize)))
     }
 
@@ -93,7 +93,7 @@ extension BinaryStore {
         let newRoot = RootSlot(
             generation: generation, dataEnd: state.end, indexDirectoryOffset: state.directory, catalogOffset: state.catalog,
             metadataOffset: state.metadata, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount),
-            secondaryIndexDirectoryOffset: state.secondary.directory)
+            secondaryIndexDirectoryOffset: state.secondary.directory, pageBoundsDirectoryOffset: state.pageBoundsDirectory)
         do {
             try file.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[0]))
             try file.sync()

@@ -89,7 +89,8 @@ extension BinaryStore {
         let state = try writeIndexAndState(newIndex, catalog: transcoding.destination, metadata: metadata, to: &writer)
         let newRoot = RootSlot(
             generation: 1, dataEnd: state.end, indexDirectoryOffset: state.directory, catalogOffset: state.catalog,
-            metadataOffset: state.metadata, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount))
+            metadataOffset: state.metadata, logSalt: UInt64.random(in: 1...UInt64.max), objectCount: UInt64(newIndex.liveCount),
+            pageBoundsDirectoryOffset: state.pageBoundsDirectory)
         do {
             try Self.copyExternalData(fromStore: self.path, toStore: path, names: referenced, fileSystem: fileSystem)
             try file.write(newRoot.encoded(), at: UInt64(BinaryStoreLayout.rootSlotOffsets[0]))

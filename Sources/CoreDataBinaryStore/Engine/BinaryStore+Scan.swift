@@ -66,6 +66,7 @@ extension BinaryStore {
             var prefilter = RawPrefilter(compiled, entity: catalog.entities[entityID], sorts: topK && entityIDs.count == 1)
             // Pages are passed over whole only in a walk of every current record, which is
             // also what lets the walk learn bounds for the next scan.
+            if candidates == nil, prefilter?.sortColumn != nil { try loadPersistedPageBounds() }
             var bounds = candidates == nil ? prefilter?.sortColumn.map { PageBoundsWalk(pageSortBounds, entityID: entityID, column: $0) } : nil
             // With bounds known, pages are walked least bound first (greatest, descending), so
             // the k best are found early and most pages are passed over whole; records then come

@@ -28,12 +28,18 @@ struct PageBatchWriter {
     private var output: [UInt8] = []
     private var queue: [(kind: PageKind, payload: [UInt8])] = []
     private var offsets: [UInt64] = []
+    /// Whether the bounds of each data page are computed as it is encoded (§7.3).
+    private let collectsPageBounds: Bool
+    /// The bounds of the data pages encoded so far, in stored order (§7.3).
+    private(set) var pageBounds: [PageBoundsEntry] = []
 
     /// A writer that appends at `start`, after `prefix` (bytes written first, e.g. a new file's
-    /// header area).
-    init(file: any StoreFile, generation: UInt64, at start: UInt64, prefix: [UInt8] = []) {
+    /// header area); with `collectsPageBounds` (a file of format version 4 or later), it also
+    /// computes each data page's bounds on the core that encodes it.
+    init(file: any StoreFile, generation: UInt64, at start: UInt64, prefix: [UInt8] = [], collectsPageBounds: Bool = false) {
         self.file = file
         self.generation = generation
+        self.collectsPageBounds = collectsPageBounds
         outputStart = start
         output = prefix
         end = start + UInt64(prefix.count)
@@ -50,7 +56,11 @@ struct PageBatchWriter {
     /// Encodes every queued page, so that their offsets are known.
     mutating func encodeQueued() throws(StoreError) {
         guard !queue.isEmpty else { return }
-        for page in Self.encode(queue, generation: generation) {
+        for (page, bounds) in Self.encode(queue, generation: generation, bounds: collectsPageBounds) {
+            for var entry in bounds {
+                entry.pageOffset = end
+                pageBounds.append(entry)
+            }
             offsets.append(end)
             end += UInt64(page.count)
             output.append(contentsOf: page)
@@ -78,11 +88,17 @@ struct PageBatchWriter {
         output.removeAll(keepingCapacity: true)
     }
 
-    private static func encode(_ pages: [(kind: PageKind, payload: [UInt8])], generation: UInt64) -> [[UInt8]] {
-        if pages.count == 1 { return [PageCodec.encode(kind: pages[0].kind, payload: pages[0].payload, generation: generation)] }
+    /// Each page encoded, with its bounds when `bounds` and it is a data page (their page
+    /// offsets 0 until the page's is known).
+    private static func encode(_ pages: [(kind: PageKind, payload: [UInt8])], generation: UInt64, bounds: Bool) -> [(page: [UInt8], bounds: [PageBoundsEntry])] {
+        @Sendable func encode(_ page: (kind: PageKind, payload: [UInt8])) -> (page: [UInt8], bounds: [PageBoundsEntry]) {
+            let entries = bounds && page.kind == .data ? PageBoundsSummary.entries(ofDataPage: page.payload, at: 0) : []
+            return (PageCodec.encode(kind: page.kind, payload: page.payload, generation: generation), entries)
+        }
+        if pages.count == 1 { return [encode(pages[0])] }
         let results = EncodedPages(count: pages.count)
         DispatchQueue.concurrentPerform(iterations: pages.count) { index in
-            results.set(index, PageCodec.encode(kind: pages[index].kind, payload: pages[index].payload, generation: generation))
+            results.set(index, encode(pages[index]))
         }
         return results.take()
     }
@@ -91,16 +107,16 @@ struct PageBatchWriter {
 /// Slots that `concurrentPerform` iterations fill, each its own: no two touch one slot, and the
 /// caller reads them only after every iteration returned.
 private final class EncodedPages: @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<[UInt8]>
+    private let slots: UnsafeMutableBufferPointer<(page: [UInt8], bounds: [PageBoundsEntry])>
 
     init(count: Int) {
         slots = .allocate(capacity: count)
-        slots.initialize(repeating: [])
+        slots.initialize(repeating: ([], []))
     }
 
-    func set(_ index: Int, _ page: [UInt8]) { slots[index] = page }
+    func set(_ index: Int, _ page: (page: [UInt8], bounds: [PageBoundsEntry])) { slots[index] = page }
 
-    func take() -> [[UInt8]] { Array(slots) }
+    func take() -> [(page: [UInt8], bounds: [PageBoundsEntry])] { Array(slots) }
 
     deinit {
         slots.deinitialize()

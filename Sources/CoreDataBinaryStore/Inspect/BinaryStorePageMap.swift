@@ -55,6 +55,10 @@ extension BinaryStore {
                 used.insert(root.secondaryIndexDirectoryOffset)
                 for listing in try Self.readSecondaryDirectory(dataFile, root: root, catalog: catalog).values { used.formUnion(listing.pageOffsets) }
             }
+            if root.pageBoundsDirectoryOffset != 0 {
+                used.insert(root.pageBoundsDirectoryOffset)
+                used.formUnion(try readPageBoundsDirectory(at: root.pageBoundsDirectoryOffset, dataEnd: root.dataEnd).map(\.offset))
+            }
             var pages: [BinaryStorePageSummary] = []
             for (offset, header) in try walkPages() {
                 var records = 0

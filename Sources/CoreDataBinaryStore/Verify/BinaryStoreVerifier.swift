@@ -109,6 +109,12 @@ struct BinaryStoreVerifier {
             }
         }
 
+        // The page bounds (§7.3), each compared below with what its data page's records give.
+        var bounds: [UInt64: [PageBoundsEntry]] = [:]
+        if let catalog, root.pageBoundsDirectoryOffset != 0 {
+            for (offset, entries) in readPageBounds(file, root: root, catalog: catalog) { bounds[offset, default: []].append(contentsOf: entries) }
+        }
+
         // Every page, in file order; the latest record of each object gives the expected index.
         var expected: [ObjectKey: UInt64] = [:]
         var offset = UInt64(BinaryStoreLayout.firstPageOffset)
@@ -125,6 +131,8 @@ struct BinaryStoreVerifier {
                 break
             }
             result.pagesByKind[pageHeader.kind.description, default: 0] += 1
+            // Taken now, so that a data page that fails below is not also called "not a data page".
+            let persistedBounds = pageHeader.kind == .data ? bounds.removeValue(forKey: offset) : nil
             do {
                 let page = try file.read(at: offset, count: pageHeader.totalLength)
                 let payload = try PageCodec.decodePayload(pageHeader, page: page, at: offset)
@@ -132,6 +140,14 @@ struct BinaryStoreVerifier {
                     result.storedPageBytes += pageHeader.storedLength
                     result.decodedPageBytes += pageHeader.decodedLength
                     let dataPage = try DataPage(payload: payload, pageOffset: offset)
+                    if let persisted = persistedBounds {
+                        let computed = PageBoundsSummary.entries(ofDataPage: payload, at: offset)
+                        for entry in persisted where !computed.contains(entry) {
+                            let actual = computed.first { $0.entityID == entry.entityID && $0.propertyIndex == entry.propertyIndex }
+                            result.report("data file offset \(offset) (data page)",
+                                          "its page bounds for entity \(entry.entityID), property \(entry.propertyIndex) say \(entry.bounds), its records give \(actual.map { "\($0.bounds)" } ?? "no bounds")")
+                        }
+                    }
                     for slot in 0..<dataPage.count {
                         guard let range = dataPage.range(of: slot), let catalog else { continue }
                         do {
@@ -157,6 +173,10 @@ struct BinaryStoreVerifier {
                 result.report("data file offset \(offset)", "\(error)")
             }
             offset = next
+        }
+
+        for offset in bounds.keys.sorted() {
+            result.report("data file offset \(offset)", "page bounds name this offset, which is not a data page")
         }
 
         // The persisted index must be exactly the latest record of each object.
@@ -199,6 +219,47 @@ struct BinaryStoreVerifier {
             }
             verifyExternalFiles()
         }
+    }
+
+    /// The entries of the page-bounds pages the root names, by data page offset; damage is
+    /// reported and leaves out what it holds.
+    private mutating func readPageBounds(_ file: any StoreFile, root: RootSlot, catalog: Catalog) -> [UInt64: [PageBoundsEntry]] {
+        let location = "data file offset \(root.pageBoundsDirectoryOffset) (page-bounds directory page)"
+        let listings: [PageBoundsListing]
+        do {
+            let (header, payload) = try BinaryStore.readPage(file, at: root.pageBoundsDirectoryOffset, dataEnd: root.dataEnd)
+            guard header.kind == .pageBoundsDirectory else { throw BinaryFormatError(location, "the page is a \(header.kind)") }
+            listings = try PageBoundsCodec.decodeDirectory(payload, pageOffset: root.pageBoundsDirectoryOffset)
+        } catch let error as BinaryFormatError {
+            result.report(error.location, error.problem)
+            return [:]
+        } catch {
+            result.report(location, "\(error)")
+            return [:]
+        }
+        var byPage: [UInt64: [PageBoundsEntry]] = [:]
+        var last: PageBoundsEntry?
+        for listing in listings {
+            let pageLocation = "data file offset \(listing.offset) (page-bounds page)"
+            do {
+                let (header, payload) = try BinaryStore.readPage(file, at: listing.offset, dataEnd: root.dataEnd)
+                guard header.kind == .pageBounds else { throw BinaryFormatError(pageLocation, "the page is a \(header.kind)") }
+                let entries = try PageBoundsCodec.decodePage(payload, pageOffset: listing.offset, catalog: catalog)
+                if entries.count != Int(listing.entryCount) {
+                    result.report(pageLocation, "\(entries.count) entries, the directory says \(listing.entryCount)")
+                }
+                if let last, let first = entries.first, !PageBoundsEntry.precedes(last, first) {
+                    result.report(pageLocation, "its first entry is not after the previous page's last")
+                }
+                last = entries.last ?? last
+                for entry in entries { byPage[entry.pageOffset, default: []].append(entry) }
+            } catch let error as BinaryFormatError {
+                result.report(error.location, error.problem)
+            } catch {
+                result.report(pageLocation, "\(error)")
+            }
+        }
+        return byPage
     }
 
     private mutating func note(_ references: [ExternalDataReference], at location: () -> String) {
