@@ -34,39 +34,10 @@ public enum PageBoundsSummary {
     /// The entries of the data page with `payload` (decoded) at `pageOffset`, in stored order;
     /// empty when the payload is not a data page's.
     public static func entries(ofDataPage payload: [UInt8], at pageOffset: UInt64) -> [PageBoundsEntry] {
-        guard let page = try? DataPage(payload: payload, pageOffset: pageOffset) else { return [] }
-        var entities: [Entity] = []
-        var current = -1
-        // One record's strings, kept until the whole record has read.
-        var found: [(propertyIndex: Int, prefix: UInt64?)] = []
-        let complete = payload.withUnsafeBufferPointer { buffer -> Bool in
-            guard let base = buffer.baseAddress else { return false }
-            for slot in 0..<page.count {
-                guard let range = page.range(of: slot) else { continue }
-                var cursor = RawCursor(base: base, position: range.lowerBound, end: range.upperBound)
-                guard cursor.byte() == RecordHeader.Kind.row.rawValue, let rawEntity = cursor.varint(), rawEntity <= UInt64(UInt32.max) else { continue }
-                let entityID = Int(rawEntity)
-                if current < 0 || entities[current].entityID != entityID {
-                    if let known = entities.firstIndex(where: { $0.entityID == entityID }) {
-                        current = known
-                    } else {
-                        guard entities.count < PageBoundsLayout.mostEntitiesPerPage else { return false }
-                        entities.append(Entity(entityID: entityID))
-                        current = entities.count - 1
-                    }
-                }
-                entities[current].rows += 1
-                found.removeAll(keepingCapacity: true)
-                guard readStrings(&cursor, into: &found) else { continue }
-                for (propertyIndex, prefix) in found {
-                    guard let column = entities[current].column(propertyIndex) else { return false }
-                    entities[current].columns[column].strings += 1
-                    entities[current].columns[column].bounds.include(prefix)
-                }
-            }
-            return true
-        }
-        guard complete else { return [] }
+        // Every checkpoint and compaction runs this over each record it writes: the walk is a
+        // function of its own over the bytes, so that its state lives in registers, not in the
+        // boxes a closure's captured variables would be.
+        guard let entities = payload.withUnsafeBufferPointer({ accumulate($0) }) else { return [] }
         var entries: [PageBoundsEntry] = []
         for entity in entities.sorted(by: { $0.entityID < $1.entityID }) {
             for column in entity.columns.sorted(by: { $0.propertyIndex < $1.propertyIndex }) {
@@ -77,6 +48,53 @@ public enum PageBoundsSummary {
             }
         }
         return entries
+    }
+
+    /// The entities of the data page in `buffer` with their rows and string columns; nil when it
+    /// is not a data page's payload (§5) or passes the limits.
+    private static func accumulate(_ buffer: UnsafeBufferPointer<UInt8>) -> [Entity]? {
+        guard let base = buffer.baseAddress, buffer.count >= 4 else { return nil }
+        let raw = UnsafeRawBufferPointer(buffer)
+        let count = Int(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+        let recordsStart = 4 + 4 * count
+        guard count >= 1, count <= BinaryStoreLayout.maximumRecordsPerPage, recordsStart <= buffer.count else { return nil }
+        func offset(_ slot: Int) -> Int { Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self))) }
+        var entities: [Entity] = []
+        // The entity of the last row, out of `entities` while it is accumulated.
+        var current = Entity(entityID: -1)
+        var currentIndex = -1
+        // One record's strings, kept until the whole record has read.
+        var found: [(propertyIndex: Int, prefix: UInt64?)] = []
+        var start = offset(0)
+        for slot in 0..<count {
+            let end = slot + 1 < count ? offset(slot + 1) : buffer.count
+            guard start >= recordsStart, start < end, end <= buffer.count else { return nil }
+            var cursor = RawCursor(base: base, position: start, end: end)
+            start = end
+            guard cursor.byte() == RecordHeader.Kind.row.rawValue, let rawEntity = cursor.varint(), rawEntity <= UInt64(UInt32.max) else { continue }
+            let entityID = Int(rawEntity)
+            if entityID != current.entityID {
+                if currentIndex >= 0 { entities[currentIndex] = current }
+                if let known = entities.firstIndex(where: { $0.entityID == entityID }) {
+                    currentIndex = known
+                } else {
+                    guard entities.count < PageBoundsLayout.mostEntitiesPerPage else { return nil }
+                    entities.append(Entity(entityID: entityID))
+                    currentIndex = entities.count - 1
+                }
+                current = entities[currentIndex]
+            }
+            current.rows += 1
+            found.removeAll(keepingCapacity: true)
+            guard readStrings(&cursor, into: &found) else { continue }
+            for (propertyIndex, prefix) in found {
+                guard let column = current.column(propertyIndex) else { return nil }
+                current.columns[column].strings += 1
+                current.columns[column].bounds.include(prefix)
+            }
+        }
+        if currentIndex >= 0 { entities[currentIndex] = current }
+        return entities
     }
 
     /// Reads a row's key, version and values after its entity ID, collecting the prefix of each

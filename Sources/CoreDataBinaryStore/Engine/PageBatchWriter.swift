@@ -10,9 +10,12 @@ import Foundation
 /// one core. Here pages are queued by number and encoded a batch at a time with
 /// `concurrentPerform`; a page's offset is known once its batch is encoded, so a caller keeps
 /// the page's number (``add(_:_:)``) and asks for ``offset(of:)`` after ``encodeQueued()``.
+/// A full batch is encoded in the background while the caller fills the next one (packing
+/// records leaves the other cores idle otherwise); at most one batch is in flight.
 ///
-/// Threading: used by one thread; only the encoding fans out. Memory: at most one batch of
-/// payloads and 8 MiB of encoded pages are held before they are written.
+/// Threading: used by one thread; only the encoding fans out, and everything written or
+/// counted happens on the caller's thread. Memory: at most two batches of payloads and 8 MiB of
+/// encoded pages are held before they are written.
 struct PageBatchWriter {
     /// Pages encoded together: enough to keep every core busy, few enough to bound memory.
     static let batchPages = 32
@@ -28,6 +31,8 @@ struct PageBatchWriter {
     private var output: [UInt8] = []
     private var queue: [(kind: PageKind, payload: [UInt8])] = []
     private var offsets: [UInt64] = []
+    /// The batch being encoded in the background, and its page count.
+    private var inFlight: (batch: EncodingBatch, count: Int)?
     /// Whether the bounds of each data page are computed as it is encoded (§7.3).
     private let collectsPageBounds: Bool
     /// The bounds of the data pages encoded so far, in stored order (§7.3).
@@ -48,15 +53,41 @@ struct PageBatchWriter {
     /// Queues a page; returns its number for ``offset(of:)``.
     mutating func add(_ kind: PageKind, _ payload: [UInt8]) throws(StoreError) -> Int {
         queue.append((kind, payload))
-        let number = offsets.count + queue.count - 1
-        if queue.count >= Self.batchPages { try encodeQueued() }
+        let number = offsets.count + (inFlight?.count ?? 0) + queue.count - 1
+        if queue.count >= Self.batchPages {
+            try collectInFlight()
+            let batch = EncodingBatch()
+            let pages = queue
+            let (generation, bounds) = (generation, collectsPageBounds)
+            batch.group.enter()
+            DispatchQueue.global().async {
+                batch.results = Self.encode(pages, generation: generation, bounds: bounds)
+                batch.group.leave()
+            }
+            inFlight = (batch, pages.count)
+            queue.removeAll(keepingCapacity: true)
+        }
         return number
     }
 
     /// Encodes every queued page, so that their offsets are known.
     mutating func encodeQueued() throws(StoreError) {
+        try collectInFlight()
         guard !queue.isEmpty else { return }
-        for (page, bounds) in Self.encode(queue, generation: generation, bounds: collectsPageBounds) {
+        try append(Self.encode(queue, generation: generation, bounds: collectsPageBounds))
+        queue.removeAll(keepingCapacity: true)
+    }
+
+    /// Waits for the batch in the background, if any, and appends its pages.
+    private mutating func collectInFlight() throws(StoreError) {
+        guard let (batch, _) = inFlight else { return }
+        batch.group.wait()
+        inFlight = nil
+        try append(batch.results)
+    }
+
+    private mutating func append(_ encoded: [(page: [UInt8], bounds: [PageBoundsEntry])]) throws(StoreError) {
+        for (page, bounds) in encoded {
             for var entry in bounds {
                 entry.pageOffset = end
                 pageBounds.append(entry)
@@ -65,7 +96,6 @@ struct PageBatchWriter {
             end += UInt64(page.count)
             output.append(contentsOf: page)
         }
-        queue.removeAll(keepingCapacity: true)
         if output.count >= Self.writeBytes { try write() }
     }
 
@@ -102,6 +132,13 @@ struct PageBatchWriter {
         }
         return results.take()
     }
+}
+
+/// A batch encoded in the background: its results are written before `group` is left and read
+/// only after it is waited for.
+private final class EncodingBatch: @unchecked Sendable {
+    let group = DispatchGroup()
+    var results: [(page: [UInt8], bounds: [PageBoundsEntry])] = []
 }
 
 /// Slots that `concurrentPerform` iterations fill, each its own: no two touch one slot, and the
