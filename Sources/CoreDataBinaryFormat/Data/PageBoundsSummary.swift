@@ -56,8 +56,8 @@ public enum PageBoundsSummary {
         guard let base = buffer.baseAddress, buffer.count >= 4 else { return nil }
         let raw = UnsafeRawBufferPointer(buffer)
         let count = Int(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+        guard count >= 1, count <= BinaryStoreLayout.maximumRecordsPerPage, 4 + 4 * count <= buffer.count else { return nil }
         let recordsStart = 4 + 4 * count
-        guard count >= 1, count <= BinaryStoreLayout.maximumRecordsPerPage, recordsStart <= buffer.count else { return nil }
         func offset(_ slot: Int) -> Int { Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self))) }
         var entities: [Entity] = []
         // The entity of the last row, out of `entities` while it is accumulated.
@@ -83,6 +83,8 @@ public enum PageBoundsSummary {
                     currentIndex = entities.count - 1
                 }
                 current = entities[currentIndex]
+                // One owner of the columns, so that adding to them copies nothing.
+                entities[currentIndex].columns = []
             }
             current.rows += 1
             found.removeAll(keepingCapacity: true)
