@@ -17,18 +17,7 @@ private typealias NSSortDescriptor = CoreDataPredicate.NSSortDescriptor
 /// reference evaluator over the same rows, through saves that move records out of their pages,
 /// deletes, checkpoints, compaction, nulls, non-ASCII strings and prefixes longer than 8 bytes.
 final class PageSortBoundsTests: XCTestCase {
-    private static let model: NSManagedObjectModel = {
-        let person = NSEntityDescription()
-        person.name = "Person"
-        person.properties = [
-            AllTypesModel.attribute("name", .stringAttributeType), AllTypesModel.attribute("age", .integer32AttributeType),
-            AllTypesModel.attribute("note", .stringAttributeType),
-        ]
-        let model = NSManagedObjectModel()
-        model.entities = [person]
-        try? model.freeze()
-        return model
-    }()
+    private static let model = PersonModel.model
 
     private static let fetches: [(format: String, ascending: Bool, offset: Int, limit: Int)] = [
         ("age > 50", true, 0, 10), ("age > 50", false, 0, 10), ("TRUEPREDICATE", true, 0, 1), ("TRUEPREDICATE", false, 5, 20),
@@ -75,11 +64,7 @@ final class PageSortBoundsTests: XCTestCase {
         return store.pageSortBounds.counts.passedOver - before
     }
 
-    private func open(_ path: String) throws -> BinaryStore {
-        var options = BinaryStoreOptions()
-        options.backgroundCheckpoints = false
-        return try BinaryStore(path: path, model: Self.model, metadata: StoreMetadata(), options: options)
-    }
+    private func open(_ path: String) throws -> BinaryStore { try PersonModel.open(path) }
 
     func testTopKScansPassOverPagesAndMatchTheReference() throws {
         let path = BinaryTestModel.temporaryPath()

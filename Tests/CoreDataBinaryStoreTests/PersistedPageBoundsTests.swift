@@ -17,24 +17,9 @@ private typealias NSSortDescriptor = CoreDataPredicate.NSSortDescriptor
 /// last one into their own; damage leaves scans to learn bounds, and every fetch matches the
 /// reference evaluator throughout.
 final class PersistedPageBoundsTests: XCTestCase {
-    private static let model: NSManagedObjectModel = {
-        let person = NSEntityDescription()
-        person.name = "Person"
-        person.properties = [
-            AllTypesModel.attribute("name", .stringAttributeType), AllTypesModel.attribute("age", .integer32AttributeType),
-            AllTypesModel.attribute("note", .stringAttributeType),
-        ]
-        let model = NSManagedObjectModel()
-        model.entities = [person]
-        try? model.freeze()
-        return model
-    }()
+    private static let model = PersonModel.model
 
-    private func open(_ path: String) throws -> BinaryStore {
-        var options = BinaryStoreOptions()
-        options.backgroundCheckpoints = false
-        return try BinaryStore(path: path, model: Self.model, metadata: StoreMetadata(), options: options)
-    }
+    private func open(_ path: String) throws -> BinaryStore { try PersonModel.open(path) }
 
     /// Person `key`: names in no order of keys, long enough that a few hundred fill a page.
     private func person(_ key: Int64, _ random: inout SeededGenerator, version: Int64 = 0) -> StoreRow {
