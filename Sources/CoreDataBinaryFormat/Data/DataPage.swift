@@ -11,17 +11,18 @@ public struct DataPage: Sendable {
     ///
     /// - Parameter pageOffset: the page's file offset, for error locations.
     public init(payload: [UInt8], pageOffset: UInt64) throws(BinaryFormatError) {
-        let location = "data file offset \(pageOffset) (data page)"
+        // Built only for an error: every page read and written is checked here.
+        func location() -> String { "data file offset \(pageOffset) (data page)" }
         var reader = ByteReader(payload)
         let count = Int(try reader.uint32("record count"))
         guard count >= 1, count <= BinaryStoreLayout.maximumRecordsPerPage, 4 + 4 * count <= payload.count else {
-            throw BinaryFormatError(location, "record count \(count) does not fit the page")
+            throw BinaryFormatError(location(), "record count \(count) does not fit the page")
         }
         var previous = 4 + 4 * count
         for slot in 0..<count {
             let offset = Int(try reader.uint32("record offset"))
             guard offset >= previous, offset < payload.count else {
-                throw BinaryFormatError(location, "slot \(slot) points to \(offset), outside the records")
+                throw BinaryFormatError(location(), "slot \(slot) points to \(offset), outside the records")
             }
             previous = offset + 1
         }

@@ -37,7 +37,8 @@ public enum PageBoundsSummary {
         // Every checkpoint and compaction runs this over each record it writes: the walk is a
         // function of its own over the bytes, so that its state lives in registers, not in the
         // boxes a closure's captured variables would be.
-        guard let entities = payload.withUnsafeBufferPointer({ accumulate($0) }) else { return [] }
+        guard let page = try? DataPage(payload: payload, pageOffset: pageOffset),
+              let entities = payload.withUnsafeBufferPointer({ accumulate(page, $0) }) else { return [] }
         var entries: [PageBoundsEntry] = []
         for entity in entities.sorted(by: { $0.entityID < $1.entityID }) {
             for column in entity.columns.sorted(by: { $0.propertyIndex < $1.propertyIndex }) {
@@ -50,27 +51,20 @@ public enum PageBoundsSummary {
         return entries
     }
 
-    /// The entities of the data page in `buffer` with their rows and string columns; nil when it
-    /// is not a data page's payload (§5) or passes the limits.
-    private static func accumulate(_ buffer: UnsafeBufferPointer<UInt8>) -> [Entity]? {
-        guard let base = buffer.baseAddress, buffer.count >= 4 else { return nil }
-        let raw = UnsafeRawBufferPointer(buffer)
-        let count = Int(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
-        guard count >= 1, count <= BinaryStoreLayout.maximumRecordsPerPage, 4 + 4 * count <= buffer.count else { return nil }
-        let recordsStart = 4 + 4 * count
-        func offset(_ slot: Int) -> Int { Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self))) }
+    /// The entities of `page`, whose payload `buffer` holds, with their rows and string columns;
+    /// nil past the limits.
+    private static func accumulate(_ page: DataPage, _ buffer: UnsafeBufferPointer<UInt8>) -> [Entity]? {
+        guard let base = buffer.baseAddress else { return nil }
         var entities: [Entity] = []
         // The entity of the last row, out of `entities` while it is accumulated.
         var current = Entity(entityID: -1)
         var currentIndex = -1
         // One record's strings, kept until the whole record has read.
         var found: [(propertyIndex: Int, prefix: UInt64?)] = []
-        var start = offset(0)
-        for slot in 0..<count {
-            let end = slot + 1 < count ? offset(slot + 1) : buffer.count
-            guard start >= recordsStart, start < end, end <= buffer.count else { return nil }
-            var cursor = RawCursor(base: base, position: start, end: end)
-            start = end
+        for slot in 0..<page.count {
+            // The slot table was checked when the page was made.
+            guard let range = page.range(of: slot), range.upperBound <= buffer.count else { return nil }
+            var cursor = RawCursor(base: base, position: range.lowerBound, end: range.upperBound)
             guard cursor.byte() == RecordHeader.Kind.row.rawValue, let rawEntity = cursor.varint(), rawEntity <= UInt64(UInt32.max) else { continue }
             let entityID = Int(rawEntity)
             if entityID != current.entityID {

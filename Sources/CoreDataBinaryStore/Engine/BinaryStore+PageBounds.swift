@@ -95,21 +95,32 @@ extension BinaryStore {
 
     /// The pages the page-bounds directory at `offset` lists.
     func readPageBoundsDirectory(at offset: UInt64, dataEnd: UInt64) throws(StoreError) -> [PageBoundsListing] {
-        let (header, payload) = try Self.readPage(dataFile, at: offset, dataEnd: dataEnd)
-        guard header.kind == .pageBoundsDirectory else {
-            throw .corrupt(detail: "data file offset \(offset): expected the page-bounds directory, found a \(header.kind)")
-        }
-        do { return try PageBoundsCodec.decodeDirectory(payload, pageOffset: offset) } catch { throw Self.corrupt(error) }
+        try Self.readPageBoundsDirectory(dataFile, at: offset, dataEnd: dataEnd)
     }
 
     /// The entries of one listed page-bounds page, checked against the directory's count.
     func readPageBoundsPage(_ listing: PageBoundsListing, dataEnd: UInt64, catalog: Catalog) throws(StoreError) -> [PageBoundsEntry] {
-        let (header, payload) = try Self.readPage(dataFile, at: listing.offset, dataEnd: dataEnd)
+        try Self.readPageBoundsPage(dataFile, listing, dataEnd: dataEnd, catalog: catalog)
+    }
+
+    /// The pages the page-bounds directory at `offset` of `file` lists (`verify` reads a file
+    /// without a store).
+    static func readPageBoundsDirectory(_ file: any StoreFile, at offset: UInt64, dataEnd: UInt64) throws(StoreError) -> [PageBoundsListing] {
+        let (header, payload) = try readPage(file, at: offset, dataEnd: dataEnd)
+        guard header.kind == .pageBoundsDirectory else {
+            throw .corrupt(detail: "data file offset \(offset): expected the page-bounds directory, found a \(header.kind)")
+        }
+        do { return try PageBoundsCodec.decodeDirectory(payload, pageOffset: offset) } catch { throw corrupt(error) }
+    }
+
+    /// The entries of one listed page-bounds page of `file`, checked against the directory's count.
+    static func readPageBoundsPage(_ file: any StoreFile, _ listing: PageBoundsListing, dataEnd: UInt64, catalog: Catalog) throws(StoreError) -> [PageBoundsEntry] {
+        let (header, payload) = try readPage(file, at: listing.offset, dataEnd: dataEnd)
         guard header.kind == .pageBounds else {
             throw .corrupt(detail: "data file offset \(listing.offset): expected a page-bounds page, found a \(header.kind)")
         }
         let entries: [PageBoundsEntry]
-        do { entries = try PageBoundsCodec.decodePage(payload, pageOffset: listing.offset, catalog: catalog) } catch { throw Self.corrupt(error) }
+        do { entries = try PageBoundsCodec.decodePage(payload, pageOffset: listing.offset, catalog: catalog) } catch { throw corrupt(error) }
         guard entries.count == Int(listing.entryCount) else {
             throw .corrupt(detail: "data file offset \(listing.offset) (page-bounds page): \(entries.count) entries, the directory says \(listing.entryCount)")
         }

@@ -224,39 +224,24 @@ struct BinaryStoreVerifier {
     /// The entries of the page-bounds pages the root names, by data page offset; damage is
     /// reported and leaves out what it holds.
     private mutating func readPageBounds(_ file: any StoreFile, root: RootSlot, catalog: Catalog) -> [UInt64: [PageBoundsEntry]] {
-        let location = "data file offset \(root.pageBoundsDirectoryOffset) (page-bounds directory page)"
         let listings: [PageBoundsListing]
-        do {
-            let (header, payload) = try BinaryStore.readPage(file, at: root.pageBoundsDirectoryOffset, dataEnd: root.dataEnd)
-            guard header.kind == .pageBoundsDirectory else { throw BinaryFormatError(location, "the page is a \(header.kind)") }
-            listings = try PageBoundsCodec.decodeDirectory(payload, pageOffset: root.pageBoundsDirectoryOffset)
-        } catch let error as BinaryFormatError {
-            result.report(error.location, error.problem)
-            return [:]
-        } catch {
-            result.report(location, "\(error)")
+        do { listings = try BinaryStore.readPageBoundsDirectory(file, at: root.pageBoundsDirectoryOffset, dataEnd: root.dataEnd) } catch {
+            result.report("data file offset \(root.pageBoundsDirectoryOffset) (page-bounds directory page)", "\(error)")
             return [:]
         }
         var byPage: [UInt64: [PageBoundsEntry]] = [:]
         var last: PageBoundsEntry?
         for listing in listings {
-            let pageLocation = "data file offset \(listing.offset) (page-bounds page)"
+            let location = "data file offset \(listing.offset) (page-bounds page)"
             do {
-                let (header, payload) = try BinaryStore.readPage(file, at: listing.offset, dataEnd: root.dataEnd)
-                guard header.kind == .pageBounds else { throw BinaryFormatError(pageLocation, "the page is a \(header.kind)") }
-                let entries = try PageBoundsCodec.decodePage(payload, pageOffset: listing.offset, catalog: catalog)
-                if entries.count != Int(listing.entryCount) {
-                    result.report(pageLocation, "\(entries.count) entries, the directory says \(listing.entryCount)")
-                }
+                let entries = try BinaryStore.readPageBoundsPage(file, listing, dataEnd: root.dataEnd, catalog: catalog)
                 if let last, let first = entries.first, !PageBoundsEntry.precedes(last, first) {
-                    result.report(pageLocation, "its first entry is not after the previous page's last")
+                    result.report(location, "its first entry is not after the previous page's last")
                 }
                 last = entries.last ?? last
                 for entry in entries { byPage[entry.pageOffset, default: []].append(entry) }
-            } catch let error as BinaryFormatError {
-                result.report(error.location, error.problem)
             } catch {
-                result.report(pageLocation, "\(error)")
+                result.report(location, "\(error)")
             }
         }
         return byPage
