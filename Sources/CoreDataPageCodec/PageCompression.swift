@@ -48,18 +48,20 @@ public enum PageCompression {
     /// Safe on any input: a damaged block throws, it never reads or writes out of bounds.
     /// - Throws: ``Error/corrupt(expectedLength:)`` or ``Error/lengthOutOfRange(_:)``.
     public static func decompress(_ block: [UInt8], length: Int) throws(Error) -> [UInt8] {
+        try block.withUnsafeBytes { source in Result { () throws(Error) in try decompress(source, length: length) } }.get()
+    }
+
+    /// ``decompress(_:length:)`` of a block read in place, e.g. the stored bytes of a page
+    /// still inside the buffer its header was read into (no copy of them first).
+    public static func decompress(_ block: UnsafeRawBufferPointer, length: Int) throws(Error) -> [UInt8] {
         guard length >= 0, length <= maximumInputLength else { throw .lengthOutOfRange(length) }
         guard block.count <= Int(Int32.max) else { throw .lengthOutOfRange(block.count) }
         // Uninitialised, as for compression: LZ4 writes the bytes it reports, and only those are
         // kept; a block that decodes to any other length is refused below.
         var decoded: Int32 = -1
         let output = [UInt8](unsafeUninitializedCapacity: length) { target, initialized in
-            decoded = block.withUnsafeBufferPointer { source in
-                source.withMemoryRebound(to: CChar.self) { src in
-                    target.withMemoryRebound(to: CChar.self) { dst in
-                        LZ4_decompress_safe(src.baseAddress, dst.baseAddress, Int32(block.count), Int32(length))
-                    }
-                }
+            decoded = target.withMemoryRebound(to: CChar.self) { dst in
+                LZ4_decompress_safe(block.baseAddress?.assumingMemoryBound(to: CChar.self), dst.baseAddress, Int32(block.count), Int32(length))
             }
             initialized = Int(max(0, min(decoded, Int32(length))))
         }

@@ -46,7 +46,8 @@ public struct PageHeader: Sendable, Equatable {
 
     /// Decodes and range-checks a page header read at `offset` (used in error locations).
     public init(decoding bytes: [UInt8], at offset: UInt64) throws(BinaryFormatError) {
-        let location = "data file offset \(offset)"
+        // Built only for an error: every page read decodes a header.
+        var location: String { "data file offset \(offset)" }
         guard bytes.count >= BinaryStoreLayout.pageHeaderSize else {
             throw BinaryFormatError(location, "page header cut short (\(bytes.count) of \(BinaryStoreLayout.pageHeaderSize) bytes)")
         }
@@ -129,21 +130,24 @@ public enum PageCodec {
     ///   - page: the page's bytes, header first, at least ``PageHeader/totalLength`` long.
     ///   - offset: the page's file offset, for error locations.
     public static func decodePayload(_ header: PageHeader, page: [UInt8], at offset: UInt64) throws(BinaryFormatError) -> [UInt8] {
-        let location = "data file offset \(offset) (\(header.kind))"
+        // Built only for an error: a point lookup that misses the cache decodes a page.
+        var location: String { "data file offset \(offset) (\(header.kind))" }
         guard page.count >= header.totalLength else {
             throw BinaryFormatError(location, "page cut short: \(page.count) of \(header.totalLength) bytes")
         }
-        let seed = PageChecksum.xxh3(Array(page[0..<24]))
-        let actual = page.withUnsafeBytes { raw in
-            PageChecksum.xxh3(UnsafeRawBufferPointer(rebasing: raw[BinaryStoreLayout.pageHeaderSize..<header.totalLength]), seed: seed)
-        }
-        guard actual == header.checksum else { throw BinaryFormatError(location, "checksum mismatch: the page is damaged") }
-        let stored = Array(page[BinaryStoreLayout.pageHeaderSize..<header.totalLength])
-        guard header.codec == 1 else { return stored }
-        do {
-            return try PageCompression.decompress(stored, length: header.decodedLength)
-        } catch {
-            throw BinaryFormatError(location, "\(error)")
-        }
+        // Hashed and decompressed where they lie in the page's buffer, with no copy of them.
+        return try page.withUnsafeBytes { raw in Result { () throws(BinaryFormatError) -> [UInt8] in
+            let seed = PageChecksum.xxh3(UnsafeRawBufferPointer(rebasing: raw[0..<24]))
+            let stored = UnsafeRawBufferPointer(rebasing: raw[BinaryStoreLayout.pageHeaderSize..<header.totalLength])
+            guard PageChecksum.xxh3(stored, seed: seed) == header.checksum else {
+                throw BinaryFormatError(location, "checksum mismatch: the page is damaged")
+            }
+            guard header.codec == 1 else { return Array(stored) }
+            do {
+                return try PageCompression.decompress(stored, length: header.decodedLength)
+            } catch {
+                throw BinaryFormatError(location, "\(error)")
+            }
+        } }.get()
     }
 }

@@ -31,7 +31,7 @@ extension BinaryStore {
             guard page.count >= BinaryStoreLayout.pageHeaderSize else {
                 throw BinaryFormatError("data file offset \(offset)", "the page header is cut short")
             }
-            let header = try PageHeader(decoding: Array(page[0..<BinaryStoreLayout.pageHeaderSize]), at: offset)
+            let header = try PageHeader(decoding: page, at: offset)
             guard offset + UInt64(header.totalLength) <= dataEnd else {
                 throw BinaryFormatError("data file offset \(offset) (\(header.kind))", "the page runs past the end of the data (\(dataEnd))")
             }
