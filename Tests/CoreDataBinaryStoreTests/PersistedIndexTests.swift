@@ -71,6 +71,44 @@ final class PersistedIndexTests: XCTestCase {
         try reopened.close()
     }
 
+    /// The search guesses a key's page from its place between two pages' first keys; keys that
+    /// are not dense (a run far above the rest, gaps, a second entity's pages after the first's)
+    /// make wrong guesses, which must cost reads, never answers.
+    func testLookupsBeforeTheIndexIsLoadedFindSkewedKeysAcrossEntities() throws {
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        let dense = Array(Int64(1)...4_000)
+        let far = Array(stride(from: Int64(1_000_000), through: 1_060_000, by: 10))
+        let owners = Array(stride(from: Int64(2), through: 20_000, by: 2))
+        _ = try store.save(StoreChangeSet(inserted: (dense + far).map { BinaryTestModel.item($0, owner: nil) }
+            + owners.map { BinaryTestModel.owner($0, "owner \($0)", items: []) }))
+        try store.close()
+
+        let present: [(String, Int64)] = [("Item", 1), ("Item", 3_276), ("Item", 3_277), ("Item", 4_000), ("Item", 1_000_000),
+                                          ("Item", 1_030_000), ("Item", 1_060_000), ("Owner", 2), ("Owner", 10_000), ("Owner", 20_000)]
+        let absent: [(String, Int64)] = [("Item", 4_001), ("Item", 500_000), ("Item", 1_000_005), ("Item", 1_060_010),
+                                         ("Owner", 1), ("Owner", 9_999), ("Owner", 20_002)]
+        // Each lookup in a new handle, so each search starts with no page in the cache.
+        for (entity, key) in present + absent {
+            let reopened = try open(path)
+            defer { try? reopened.close() }
+            let id = StoreObjectID(entityName: entity, primaryKey: key)
+            let found = try reopened.row(for: id)
+            XCTAssertEqual(found?.objectID, present.contains { $0 == (entity, key) } ? id : nil, "\(entity) \(key)")
+            XCTAssertFalse(reopened.indexLoaded, "\(entity) \(key): a point lookup must not load the whole index")
+        }
+        // And many in one handle, checked against the keys saved.
+        let reopened = try open(path)
+        defer { try? reopened.close() }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let key = Int64.random(in: 1...1_060_020, using: &random)
+            let saved = key <= 4_000 || (key >= 1_000_000 && key <= 1_060_000 && key % 10 == 0)
+            XCTAssertEqual(try reopened.row(for: item(key)) != nil, saved, "Item \(key)")
+        }
+        XCTAssertFalse(reopened.indexLoaded)
+    }
+
     func testDamagedIndexPageFoundAfterOpenRebuildsTheIndexAndLosesNothing() throws {
         let path = try checkpointedStore()
         // Flip a byte inside the second index page; the directory stays intact.
