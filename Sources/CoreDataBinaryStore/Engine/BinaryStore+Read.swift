@@ -17,16 +17,25 @@ extension BinaryStore {
         return page
     }
 
+    /// The bytes a page read asks for first: the header and what a compressed data page of the
+    /// target size usually takes. A longer page reads its tail with a second call.
+    static let pageReadAhead = BinaryStoreLayout.pageHeaderSize + BinaryStoreLayout.targetPageSize * 3 / 4
+
+    /// The read-ahead of an index page: ``BinaryStoreLayout/indexEntriesPerPage`` entries of 20
+    /// bytes (64 KiB), which LZ4 shrinks to about 26 KiB, so the data pages' read-ahead took two
+    /// calls for each.
+    static let indexPageReadAhead = 32_768
+
     /// Reads and checks one page of any kind; returns its header and decoded payload.
-    static func readPage(_ file: any StoreFile, at offset: UInt64, dataEnd: UInt64) throws(StoreError) -> (PageHeader, [UInt8]) {
+    ///
+    /// - Parameter readAhead: the bytes to ask for in the first read.
+    static func readPage(_ file: any StoreFile, at offset: UInt64, dataEnd: UInt64, readAhead: Int = pageReadAhead) throws(StoreError) -> (PageHeader, [UInt8]) {
         guard offset >= UInt64(BinaryStoreLayout.firstPageOffset), offset < dataEnd else {
             throw .corrupt(detail: "data file offset \(offset): a page reference points outside the pages (they end at \(dataEnd))")
         }
         do {
-            // One read for most pages: the header and as many bytes as a compressed page of the
-            // target size usually takes (a page cannot run past the data end, so neither does the
-            // read); a longer page reads its tail with a second call.
-            let guess = UInt64(BinaryStoreLayout.pageHeaderSize + BinaryStoreLayout.targetPageSize * 3 / 4)
+            // One read for most pages (a page cannot run past the data end, so neither does the read).
+            let guess = UInt64(max(BinaryStoreLayout.pageHeaderSize, readAhead))
             var page = try file.read(at: offset, count: Int(min(guess, dataEnd - offset)))
             guard page.count >= BinaryStoreLayout.pageHeaderSize else {
                 throw BinaryFormatError("data file offset \(offset)", "the page header is cut short")
