@@ -182,53 +182,29 @@ extension BinaryStore {
 
     /// The last page whose first entry is at or before `target`; `nil` when there is none.
     ///
-    /// Complexity: a few page reads. Keys are handed out one after another, so an entity's
-    /// keys are mostly dense and pages hold about as many entries each: the target's place
-    /// between two pages' first keys (read, or known from the checkpoint) guesses its page, and
-    /// a guessed page that holds the target's key range is the answer. A bisection over a
-    /// million objects' 245 pages read 8 of them (64 KiB each, decoded) for the first lookup
-    /// after open; the guess reads the first, the last and the one it names. Two guesses at
-    /// most, then the bisection, so skewed keys cost no more than it.
+    /// Complexity: a few page reads (``IndexPageSearch``).
     private func persistedPage(containing target: (UInt32, Int64)) throws(StoreError) -> [IndexEntry]? {
         guard let persisted = persistedIndex, !persisted.pageOffsets.isEmpty, entityIDFits(target.0) else { return nil }
-        func first(_ position: Int) throws(StoreError) -> IndexKey {
-            // A page the last checkpoint wrote or listed again has its first key known: no read.
-            if let known = persisted.firstKeys[position] { return known }
-            return IndexKey(try persistedPage(at: persisted.pageOffsets[position])[0])
-        }
-        var low = 0
-        var high = persisted.pageOffsets.count - 1
-        var guesses = 0
-        while low < high {
-            var mid = (low + high + 1) / 2
-            if guesses < 2 {
-                guesses += 1
-                let lowKey = try first(low)
-                let highKey = try first(high)
-                // Keys are at most 2^62 (§5), so the differences cannot overflow.
-                if lowKey.entityID == target.0, highKey.entityID == target.0, highKey.primaryKey > lowKey.primaryKey {
-                    let fraction = Double(target.1 - lowKey.primaryKey) / Double(highKey.primaryKey - lowKey.primaryKey)
-                    let place = fraction * Double(high - low)
-                    if place.isFinite { mid = min(high, max(low + 1, low + Int(max(0, min(place, Double(high - low)))))) }
-                }
-            }
-            let known = persisted.firstKeys[mid] != nil
-            let key = try first(mid)
-            if (key.entityID, key.primaryKey) <= target {
-                low = mid
-                // A page in hand whose last entry is not below the target is the answer: the
-                // next page's first entry is above its last. (A first key known without a read
-                // does not make the page worth reading here.)
-                if !known {
-                    let page = try persistedPage(at: persisted.pageOffsets[mid])
-                    if let last = page.last, target <= (last.entityID, last.primaryKey) { return page }
-                }
-            } else {
-                high = mid - 1
-            }
-        }
-        let page = try persistedPage(at: persisted.pageOffsets[low])
-        guard let first = page.first, (first.entityID, first.primaryKey) <= target else { return nil }
+        let key = IndexKey(entityID: target.0, primaryKey: target.1)
+        // Pages read for their first key, which the answer may be: no second cache lookup.
+        var read: [Int: [IndexEntry]] = [:]
+        let position = try IndexPageSearch.lastPage(
+            count: persisted.pageOffsets.count, containing: key,
+            firstKey: { (position) throws(StoreError) -> IndexKey in
+                // A page the last checkpoint wrote or listed again has its first key known: no read.
+                if let known = persisted.firstKeys[position] { return known }
+                let page = try persistedPage(at: persisted.pageOffsets[position])
+                read[position] = page
+                return IndexKey(page[0])
+            },
+            holds: { position in
+                // Only a page in hand: a first key known without a read does not make it worth one.
+                guard let last = read[position]?.last else { return false }
+                return key <= IndexKey(last)
+            })
+        let page: [IndexEntry]
+        if let inHand = read[position] { page = inHand } else { page = try persistedPage(at: persisted.pageOffsets[position]) }
+        guard let first = page.first, IndexKey(first) <= key else { return nil }
         return page
     }
 

@@ -124,8 +124,9 @@ struct TouchedIndexPages {
 extension BinaryStore {
     /// Marks the page `key` falls in. Keys may come in any order.
     ///
-    /// Complexity: O(1) when the key falls in the page of the last key, else O(log pages)
-    /// comparisons, each reading the page when its first key is not known yet. Caller holds
+    /// Complexity: O(1) when the key falls in the page of the last key, else a few guesses and
+    /// at most O(log pages) comparisons (``IndexPageSearch``), each reading the page when its
+    /// first key is not known yet. Caller holds
     /// `commitLock` with no save queued.
     func markTouched(_ key: IndexKey, in pages: inout TouchedIndexPages) throws(StoreError) {
         let pageCount = pages.touched.count
@@ -137,11 +138,8 @@ extension BinaryStore {
             pages.touched[last] = true
             return
         }
-        var low = 0
-        var high = pageCount - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if try firstKey(of: mid, in: &pages) <= key { low = mid } else { high = mid - 1 }
+        let low = try IndexPageSearch.lastPage(count: pageCount, containing: key) { (page) throws(StoreError) -> IndexKey in
+            try firstKey(of: page, in: &pages)
         }
         pages.touched[low] = true
         pages.last = low
