@@ -86,8 +86,10 @@ final class PersistedIndexTests: XCTestCase {
 
         let present: [(String, Int64)] = [("Item", 1), ("Item", 3_276), ("Item", 3_277), ("Item", 4_000), ("Item", 1_000_000),
                                           ("Item", 1_030_000), ("Item", 1_060_000), ("Owner", 2), ("Owner", 10_000), ("Owner", 20_000)]
+        // Any key a caller names, however far outside the saved ones.
         let absent: [(String, Int64)] = [("Item", 4_001), ("Item", 500_000), ("Item", 1_000_005), ("Item", 1_060_010),
-                                         ("Owner", 1), ("Owner", 9_999), ("Owner", 20_002)]
+                                         ("Owner", 1), ("Owner", 9_999), ("Owner", 20_002),
+                                         ("Item", .min), ("Item", -1), ("Item", 0), ("Item", .max), ("Owner", .min), ("Owner", .max)]
         // Each lookup in a new handle, so each search starts with no page in the cache.
         for (entity, key) in present + absent {
             let reopened = try open(path)

@@ -159,7 +159,7 @@ extension BinaryStore {
         }
     }
 
-    /// Binary search over the persisted pages by their first entries, then within the page.
+    /// The page ``IndexPageSearch`` finds by the pages' first entries, then a binary search within it.
     private func persistedLocation(entityID: Int, key: Int64) throws(StoreError) -> UInt64? {
         guard let page = try persistedPage(containing: (UInt32(truncatingIfNeeded: entityID), key)) else { return nil }
         var low = 0
@@ -193,6 +193,7 @@ extension BinaryStore {
             firstKey: { (position) throws(StoreError) -> IndexKey in
                 // A page the last checkpoint wrote or listed again has its first key known: no read.
                 if let known = persisted.firstKeys[position] { return known }
+                if let inHand = read[position] { return IndexKey(inHand[0]) }
                 let page = try persistedPage(at: persisted.pageOffsets[position])
                 read[position] = page
                 return IndexKey(page[0])
