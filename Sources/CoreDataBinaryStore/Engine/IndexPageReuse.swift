@@ -126,8 +126,7 @@ extension BinaryStore {
     ///
     /// Complexity: O(1) when the key falls in the page of the last key, else a few guesses and
     /// at most O(log pages) comparisons (``IndexPageSearch``), each reading the page when its
-    /// first key is not known yet. Caller holds
-    /// `commitLock` with no save queued.
+    /// first key is not known yet. Caller holds `commitLock` with no save queued.
     func markTouched(_ key: IndexKey, in pages: inout TouchedIndexPages) throws(StoreError) {
         let pageCount = pages.touched.count
         let last = pages.last
