@@ -11,8 +11,14 @@ import XCTest
 /// was saved since open, and a damaged index page found after open rebuilds the index without
 /// losing anything. Also the primary-key limit (§5) that keeps `key + 1` from overflowing.
 final class PersistedIndexTests: XCTestCase {
-    /// More than three index pages (3,276 entries each).
+    /// Many index pages: ``perPage`` entries each (Formats/binary-store.md §7).
     private let itemCount: Int64 = 10_000
+    /// The entries per index page a checkpoint writes for `itemCount` entries.
+    private var perPage: Int64 { Int64(BinaryStoreLayout.indexEntriesPerWrittenPage(total: Int(itemCount))) }
+    /// The index pages of `itemCount` entries: full pages and one with the rest.
+    private var pageCount: Int { Int((itemCount + perPage - 1) / perPage) }
+    /// The index page (by its place in the directory) that key `key` of `1...itemCount` is in.
+    private func page(of key: Int64) -> Int { Int((key - 1) / perPage) }
 
     private func open(_ path: String) throws -> BinaryStore {
         var options = BinaryStoreOptions()
@@ -124,8 +130,9 @@ final class PersistedIndexTests: XCTestCase {
         let current = try XCTUnwrap(root)
         let (_, directoryPayload) = try BinaryStore.readPage(file, at: current.indexDirectoryOffset, dataEnd: current.dataEnd)
         let directory = try IndexPageCodec.decodeDirectory(directoryPayload, pageOffset: current.indexDirectoryOffset)
-        XCTAssertGreaterThanOrEqual(directory.pageOffsets.count, 4)
-        let damaged = directory.pageOffsets[1]
+        XCTAssertEqual(directory.pageOffsets.count, pageCount)
+        XCTAssertGreaterThan(page(of: 4_000), 0)
+        let damaged = directory.pageOffsets[page(of: 4_000)]
         let at = damaged + UInt64(BinaryStoreLayout.pageHeaderSize) + 100
         try file.write([bytes[Int(at)] ^ 0xFF], at: at)
         try file.sync()
@@ -134,7 +141,7 @@ final class PersistedIndexTests: XCTestCase {
         let store = try open(path)
         XCTAssertNil(store.openReport.rebuiltIndex, "only the directory is read at open")
         XCTAssertNil(store.indexRebuiltAfterOpen)
-        // Key 4,000 lives in the second page: its first read finds the damage and rebuilds.
+        // Key 4,000 lives in the damaged page: its first read finds the damage and rebuilds.
         XCTAssertEqual(try store.row(for: item(4_000))?.objectID, item(4_000))
         XCTAssertNotNil(store.indexRebuiltAfterOpen)
         XCTAssertTrue(store.indexLoaded)
@@ -168,7 +175,9 @@ final class PersistedIndexTests: XCTestCase {
         let path = try checkpointedStore()
         let store = try open(path)
         let before = try indexPages(store)
-        XCTAssertEqual(before.count, 4, "10,000 entries fill three pages of 3,276 and part of a fourth")
+        XCTAssertEqual(before.count, pageCount, "10,000 entries fill pages of \(perPage) and part of one more")
+        XCTAssertGreaterThanOrEqual(pageCount, 4)
+        let last = pageCount - 1
 
         // Without the whole index: an update in the first page and an insert after the last key.
         var first = try XCTUnwrap(store.row(for: item(1)))
@@ -178,24 +187,27 @@ final class PersistedIndexTests: XCTestCase {
         try store.checkpoint()
         XCTAssertFalse(store.indexLoaded, "a checkpoint needs only the changes and the pages they fall in")
         let afterFirst = try indexPages(store)
-        XCTAssertEqual(afterFirst.count, 4)
-        XCTAssertEqual(Array(afterFirst[1...2]), Array(before[1...2]), "the middle pages are listed again")
+        XCTAssertEqual(afterFirst.count, pageCount)
+        XCTAssertEqual(Array(afterFirst[1..<last]), Array(before[1..<last]), "the middle pages are listed again")
         XCTAssertNotEqual(afterFirst[0], before[0])
-        XCTAssertNotEqual(afterFirst[3], before[3])
+        XCTAssertNotEqual(afterFirst[last], before[last])
         XCTAssertEqual(try store.row(for: item(1))?["text"], .string("first"))
         XCTAssertEqual(try store.row(for: item(newKey))?.version, 1)
         XCTAssertEqual(try store.row(for: item(5_000))?.version, 1)
 
-        // With the whole index loaded: a delete in the second page only.
+        // With the whole index loaded: a delete in one page inside the index only.
+        let deletedPage = page(of: 5_000)
+        XCTAssertTrue((1..<last).contains(deletedPage))
         XCTAssertEqual(try store.objectCounts()["Item"], Int(itemCount) + 1)
         XCTAssertTrue(store.indexLoaded)
         _ = try store.save(StoreChangeSet(deleted: [(item(5_000), 1)]))
         try store.checkpoint()
         let afterSecond = try indexPages(store)
-        XCTAssertEqual(afterSecond.count, 4)
+        XCTAssertEqual(afterSecond.count, pageCount)
         XCTAssertEqual(afterSecond[0], afterFirst[0], "a page the last checkpoint wrote is listed again too")
-        XCTAssertNotEqual(afterSecond[1], afterFirst[1])
-        XCTAssertEqual(Array(afterSecond[2...3]), Array(afterFirst[2...3]))
+        XCTAssertNotEqual(afterSecond[deletedPage], afterFirst[deletedPage])
+        XCTAssertEqual(Array(afterSecond[..<deletedPage]), Array(afterFirst[..<deletedPage]))
+        XCTAssertEqual(Array(afterSecond[(deletedPage + 1)...]), Array(afterFirst[(deletedPage + 1)...]))
         XCTAssertEqual(store.root.objectCount, UInt64(itemCount))
         XCTAssertTrue(try store.verify().isIntact)
         try store.close()
@@ -217,7 +229,9 @@ final class PersistedIndexTests: XCTestCase {
         let store = try open(path)
         let before = try indexPages(store)
         var updated: [StoreRow] = []
-        for key: Int64 in [1, 4_000, 7_000] {
+        // A key in three of every four pages.
+        let keys = (0..<pageCount).filter { $0 % 4 != 3 }.map { Int64($0) * perPage + 1 }
+        for key in keys {
             var row = try XCTUnwrap(store.row(for: item(key)))
             row.slots[try XCTUnwrap(row.layout.slot(of: "text"))] = .string("changed \(key)")
             updated.append(row)
@@ -228,7 +242,7 @@ final class PersistedIndexTests: XCTestCase {
         XCTAssertTrue(Set(try indexPages(store)).isDisjoint(with: before))
         try store.close()
         let reopened = try open(path)
-        for key: Int64 in [1, 4_000, 7_000] { XCTAssertEqual(try reopened.row(for: item(key))?["text"], .string("changed \(key)")) }
+        for key in keys { XCTAssertEqual(try reopened.row(for: item(key))?["text"], .string("changed \(key)")) }
         XCTAssertEqual(try reopened.objectCounts()["Item"], Int(itemCount))
         XCTAssertTrue(try reopened.verify().isIntact)
         try reopened.close()
@@ -243,7 +257,8 @@ final class PersistedIndexTests: XCTestCase {
         let pages = try XCTUnwrap(try BinaryStore.readIndexDirectory(file, root: try XCTUnwrap(Self.currentRoot(file)))).pageOffsets
         // The last page: the new key below falls in it, so the search for its page reads it
         // (whatever order the search reads pages in).
-        let at = try XCTUnwrap(pages.last) + UInt64(BinaryStoreLayout.pageHeaderSize) + 100
+        // A byte near the payload's start: the last page may hold only a few entries.
+        let at = try XCTUnwrap(pages.last) + UInt64(BinaryStoreLayout.pageHeaderSize) + 10
         let byte = try file.read(at: at, count: 1)
         try file.write([byte[0] ^ 0xFF], at: at)
         try file.sync()

@@ -10,12 +10,15 @@ public struct ByteWriter {
     public var count: Int { bytes.count }
 
     public mutating func uint8(_ value: UInt8) { bytes.append(value) }
-    public mutating func uint16(_ value: UInt16) { fixed(UInt64(value), 2) }
-    public mutating func uint32(_ value: UInt32) { fixed(UInt64(value), 4) }
-    public mutating func uint64(_ value: UInt64) { fixed(value, 8) }
+    public mutating func uint16(_ value: UInt16) { fixed(value) }
+    public mutating func uint32(_ value: UInt32) { fixed(value) }
+    public mutating func uint64(_ value: UInt64) { fixed(value) }
 
-    private mutating func fixed(_ value: UInt64, _ count: Int) {
-        for index in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
+    @inline(__always)
+    private mutating func fixed<T: FixedWidthInteger>(_ value: T) {
+        // One append of the value's bytes, not one per byte: each append checks capacity and
+        // uniqueness, and index pages, doubles and dates are mostly fixed-width fields.
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     public mutating func varint(_ value: UInt64) {

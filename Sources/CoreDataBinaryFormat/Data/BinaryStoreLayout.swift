@@ -30,8 +30,21 @@ public enum BinaryStoreLayout {
     public static let maximumRecordSize = (1 << 30) - (1 << 16)
     /// §5: the most records a data page holds (slots are 16 bits).
     public static let maximumRecordsPerPage = 65_535
-    /// §7: entries per index page (20 bytes each, under the target page size).
+    /// §7: entries per index page (``indexEntryBytes`` each, under the target page size).
     public static let indexEntriesPerPage = 3_276
+    /// §7: bytes of one index entry: entity ID (4), primary key (8), location (8).
+    public static let indexEntryBytes = 20
+    /// §7: the fewest entries a checkpoint puts in an index page it writes full (about 4 KiB).
+    public static let indexEntriesPerWrittenPageAtLeast = 204
+    /// §7: the index pages a checkpoint aims for: pages grow past the fewest entries only
+    /// when more pages than this would be needed, so the directory stays within 32 KiB.
+    public static let indexPagesTarget = 4_096
+
+    /// §7: entries per index page a checkpoint writes for an index of `total` entries.
+    public static func indexEntriesPerWrittenPage(total: Int) -> Int {
+        let spread = total / indexPagesTarget + (total % indexPagesTarget == 0 ? 0 : 1)
+        return min(indexEntriesPerPage, max(indexEntriesPerWrittenPageAtLeast, spread))
+    }
     /// §5: the largest primary key a record, index entry or catalog may hold. Far below
     /// `Int64.max`, so the next key after any key a file holds, and a range of new keys, never
     /// overflow; the XML store uses the same limit (xml-store.md).

@@ -14,21 +14,28 @@ public struct IndexEntry: Sendable, Equatable {
 
 /// Index pages and the index directory (Formats/binary-store.md §7).
 public enum IndexPageCodec {
+    /// Complexity: O(entries); the page's bytes are stored in place, one allocation (a
+    /// checkpoint that rewrites the whole index encodes 20 bytes per object here).
     public static func encodePage(_ entries: ArraySlice<IndexEntry>) -> [UInt8] {
-        var writer = ByteWriter(capacity: 4 + 20 * entries.count)
-        writer.uint32(UInt32(entries.count))
-        for entry in entries {
-            writer.uint32(entry.entityID)
-            writer.uint64(UInt64(bitPattern: entry.primaryKey))
-            writer.uint64(entry.location)
+        let size = 4 + BinaryStoreLayout.indexEntryBytes * entries.count
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw.storeBytes(of: UInt32(entries.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+            var offset = 4
+            for entry in entries {
+                raw.storeBytes(of: entry.entityID.littleEndian, toByteOffset: offset, as: UInt32.self)
+                raw.storeBytes(of: UInt64(bitPattern: entry.primaryKey).littleEndian, toByteOffset: offset + 4, as: UInt64.self)
+                raw.storeBytes(of: entry.location.littleEndian, toByteOffset: offset + 12, as: UInt64.self)
+                offset += BinaryStoreLayout.indexEntryBytes
+            }
+            initialized = size
         }
-        return writer.bytes
     }
 
     public static func decodePage(_ payload: [UInt8], pageOffset: UInt64) throws(BinaryFormatError) -> [IndexEntry] {
         var reader = ByteReader(payload)
         let count = Int(try reader.uint32("entry count"))
-        guard count <= BinaryStoreLayout.indexEntriesPerPage, payload.count == 4 + 20 * count else {
+        guard count <= BinaryStoreLayout.indexEntriesPerPage, payload.count == 4 + BinaryStoreLayout.indexEntryBytes * count else {
             throw BinaryFormatError("data file offset \(pageOffset) (index page)", "entry count \(count) does not match the page's \(payload.count) bytes")
         }
         var entries: [IndexEntry] = []

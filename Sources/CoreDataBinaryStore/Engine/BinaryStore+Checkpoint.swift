@@ -102,7 +102,7 @@ extension BinaryStore {
 
         // 2. Index pages, directory, catalog, metadata. Pages no change fell in are listed
         // again when changes fell in at most half of them (§9, step 2).
-        var pages = IndexPagesBuilder()
+        var pages = IndexPagesBuilder(totalEntries: 0)
         var totalEntries = 0
         /// Writes every page from the whole index, loading it (with the overlay's changes and
         /// this checkpoint's relocations) when it is not in memory.
@@ -114,18 +114,21 @@ extension BinaryStore {
                 loaded = true
             }
             newIndex.compact()
-            pages = IndexPagesBuilder()
+            pages = IndexPagesBuilder(totalEntries: newIndex.liveCount)
             totalEntries = try pages.appendEntries(of: newIndex, to: &writer)
         }
         if var reuse = touched, reuse.touchedCount * 2 <= reuse.touched.count, let oldPages {
             if loaded {
                 newIndex.compact()
                 totalEntries = newIndex.liveCount
+                pages = IndexPagesBuilder(totalEntries: totalEntries)
                 try listIndexPages(&reuse, into: &pages, writer: &writer) { lower, upper, _, emit throws(StoreError) in
                     try newIndex.forEachEntry(from: lower, below: upper, includingDeleted: false, emit)
                 }
             } else {
                 var total = Int(oldPages.totalEntries)
+                let sum = total.addingReportingOverflow(newIndex.entryCount)
+                pages = IndexPagesBuilder(totalEntries: sum.overflow ? Int.max : sum.partialValue)
                 do {
                     try listIndexPages(&reuse, into: &pages, writer: &writer) { (lower, upper, replaced, emit) throws(StoreError) in
                         // The old pages' entries with the overlay's changes (0: deleted) merged in.
@@ -228,7 +231,7 @@ extension BinaryStore {
     func writeIndexAndState(
         _ index: ObjectIndex, secondary: [SecondaryIndexWrite] = [], catalog: Catalog, metadata: StoreMetadata, to writer: inout PageBatchWriter
     ) throws(StoreError) -> WrittenState {
-        var pages = IndexPagesBuilder()
+        var pages = IndexPagesBuilder(totalEntries: index.liveCount)
         let total = try pages.appendEntries(of: index, to: &writer)
         let bounds = PageBoundsWrite(entries: writer.pageBounds)
         return try writeIndexAndState(pages, totalEntries: total, secondary: secondary, pageBounds: bounds, catalog: catalog, metadata: metadata, to: &writer)

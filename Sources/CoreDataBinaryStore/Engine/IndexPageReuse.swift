@@ -29,22 +29,29 @@ struct IndexPagesBuilder {
         case reused(UInt64)
     }
 
-    private static let capacity = BinaryStoreLayout.indexEntriesPerPage
+    /// Entries per page written full (Formats/binary-store.md §7): small pages keep the rewrite
+    /// of scattered changes small, and no more than about 4,096 pages keep open's read of the
+    /// directory small.
+    private let capacity: Int
     private var pages: [Page] = []
     /// Each page's first key, `nil` for a page listed again whose first key was never read.
     private var firstKeys: [IndexKey?] = []
     private var pending: [IndexEntry] = []
 
-    init() { pending.reserveCapacity(2 * Self.capacity) }
+    /// Pages for an index of about `totalEntries` entries (their count sizes the pages).
+    init(totalEntries: Int) {
+        capacity = BinaryStoreLayout.indexEntriesPerWrittenPage(total: totalEntries)
+        pending.reserveCapacity(2 * capacity)
+    }
 
     var isEmpty: Bool { pages.isEmpty && pending.isEmpty }
 
     /// Adds one entry after every entry added so far.
     mutating func append(_ entry: IndexEntry, to writer: inout PageBatchWriter) throws(StoreError) {
         pending.append(entry)
-        if pending.count == 2 * Self.capacity {
-            try queue(pending[..<Self.capacity], to: &writer)
-            pending.removeFirst(Self.capacity)
+        if pending.count == 2 * capacity {
+            try queue(pending[..<capacity], to: &writer)
+            pending.removeFirst(capacity)
         }
     }
 
@@ -73,8 +80,8 @@ struct IndexPagesBuilder {
     /// rewritten whole by the next insert next to it; a full one and the rest at the end of the
     /// index, where new keys fill the rest and a half page would stay half empty.
     mutating func endStretch(evenly: Bool, to writer: inout PageBatchWriter) throws(StoreError) {
-        if pending.count > Self.capacity {
-            let split = evenly ? (pending.count + 1) / 2 : Self.capacity
+        if pending.count > capacity {
+            let split = evenly ? (pending.count + 1) / 2 : capacity
             try queue(pending[..<split], to: &writer)
             try queue(pending[split...], to: &writer)
         } else {
