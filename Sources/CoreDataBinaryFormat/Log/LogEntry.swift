@@ -59,13 +59,19 @@ public enum LogEntryCodec {
     /// whole entry lies in `bytes` and is well formed; `nil` otherwise (the caller then reads it
     /// through ``body(ofEntry:at:)``, which words the error). Reads in place: no copy.
     public static func recordBody(in bytes: [UInt8], entryAt start: Int) -> Range<Int>? {
-        guard start >= 0, start <= bytes.count - LogLayout.entryHeaderSize else { return nil }
-        var reader = ByteReader(bytes, from: start)
-        guard let rawKind = try? reader.uint8(), let kind = LogEntry.Kind(rawValue: rawKind), kind == .put || kind == .tombstone,
-              let length = try? reader.uint32(), let checksum = try? reader.uint32(), Int(length) <= reader.remaining
-        else { return nil }
-        let body = reader.position..<(reader.position + Int(length))
-        return bodyChecksum(bytes[body]) == checksum ? body : nil
+        // Read through one raw view: a reader and a slice each retained the buffer, several
+        // atomic counts per record of a checkpoint that copies a million.
+        bytes.withUnsafeBytes { raw -> Range<Int>? in
+            guard start >= 0, start <= raw.count - LogLayout.entryHeaderSize,
+                  let kind = LogEntry.Kind(rawValue: raw[start]), kind == .put || kind == .tombstone
+            else { return nil }
+            let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 1, as: UInt32.self)))
+            let checksum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 5, as: UInt32.self))
+            let bodyStart = start + LogLayout.entryHeaderSize
+            guard length <= raw.count - bodyStart else { return nil }
+            let body = bodyStart..<(bodyStart + length)
+            return UInt32(truncatingIfNeeded: PageChecksum.xxh3(UnsafeRawBufferPointer(rebasing: raw[body]))) == checksum ? body : nil
+        }
     }
 
     /// Checks one entry read back from the log by its location: `bytes` starts at the entry header.

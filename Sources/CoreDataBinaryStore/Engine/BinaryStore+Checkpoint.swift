@@ -180,8 +180,13 @@ extension BinaryStore {
             // The log first: with relaxed durability (this handle's or another process's) its
             // frames are not synced yet, and a root whose log start is older on disk than in the
             // page cache would make a cut root write look like a newer checkpoint's (binary-store.md
-            // §12; wal.md §5: the log is synced at every checkpoint).
-            try logFile.sync()
+            // §12; wal.md §6). Skipped when this handle synced every frame up to the log's end
+            // itself (full durability, nothing of another process's since): a sync with nothing
+            // to write still waits for the device's flush.
+            group.lock()
+            let logSynced = syncedLogEnd == logEnd
+            group.unlock()
+            if !logSynced { try logFile.sync() }
             try dataFile.sync()
             try dataFile.write(newRoot.encoded(formatVersion: header.formatVersion), at: UInt64(BinaryStoreLayout.rootSlotOffsets[slot]))
             try dataFile.sync()
@@ -327,17 +332,18 @@ struct LogWindow {
     /// The checked body of the record entry at `offset`, as a range of the returned buffer.
     mutating func recordBody(at offset: UInt64) throws(StoreError) -> ([UInt8], Range<Int>) {
         try ensure(offset, count: LogLayout.entryHeaderSize)
-        var reader = ByteReader(buffer, from: Int(offset - start))
-        _ = try? reader.uint8()
-        guard let length = try? reader.uint32(), Int(length) <= LogLayout.maximumEntrySize else {
+        // `ensure` made the header's bytes present; the length follows the kind byte (wal.md §4).
+        let headerStart = Int(offset - start)
+        let length = buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: headerStart + 1, as: UInt32.self))) }
+        guard length <= LogLayout.maximumEntrySize else {
             throw .corrupt(detail: "log offset \(offset): no record entry here")
         }
-        try ensure(offset, count: LogLayout.entryHeaderSize + Int(length))
+        try ensure(offset, count: LogLayout.entryHeaderSize + length)
         let entryStart = Int(offset - start)
         // In place, as nearly every entry is: a copy per record was most of a large checkpoint's
         // copying. Only a damaged entry takes the path below, which words the error.
         if let body = LogEntryCodec.recordBody(in: buffer, entryAt: entryStart) { return (buffer, body) }
-        let entry = Array(buffer[entryStart..<(entryStart + LogLayout.entryHeaderSize + Int(length))])
+        let entry = Array(buffer[entryStart..<(entryStart + LogLayout.entryHeaderSize + length)])
         do {
             let (_, body) = try LogEntryCodec.body(ofEntry: entry, at: offset)
             return (entry, body)
