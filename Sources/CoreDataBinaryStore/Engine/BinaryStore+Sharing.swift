@@ -327,6 +327,9 @@ extension BinaryStore {
         guard !replay.transactions.isEmpty else { return changed }
         var keys: [String: Int64] = [:]
         var reservations: [String: Int64] = [:]
+        // The highest key per entity ID, named once at the end: not a dictionary update by name
+        // per record. Later catalogs extend earlier ones (LogReplay checks it).
+        var highestKeys: [Int64] = []
         rw.withWriteLock {
             for transaction in replay.transactions {
                 if let newCatalog = transaction.catalog {
@@ -339,8 +342,10 @@ extension BinaryStore {
                 var publish = PublishSet()
                 publish.locations.reserveCapacity(transaction.records.count)
                 for record in transaction.records {
-                    let name = catalog.entities[record.entityID].name
-                    keys[name] = max(keys[name, default: 0], record.key)
+                    if record.entityID >= highestKeys.count {
+                        highestKeys.append(contentsOf: repeatElement(0, count: record.entityID + 1 - highestKeys.count))
+                    }
+                    highestKeys[record.entityID] = max(highestKeys[record.entityID], record.key)
                     if record.tombstone {
                         publish.locations.append((record.entityID, record.key, nil, 0))
                         publish.tombstones.append((record.entityID, record.key, record.location))
@@ -351,6 +356,9 @@ extension BinaryStore {
                 apply(publish)
             }
             publishedLogEnd = replay.end
+            for (entityID, key) in highestKeys.enumerated() where key > 0 && entityID < catalog.entities.count {
+                keys[catalog.entities[entityID].name] = key
+            }
         }
         tailSequence = replay.sequence
         tailChain = replay.chain
