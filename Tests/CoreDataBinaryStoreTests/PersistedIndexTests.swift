@@ -164,6 +164,31 @@ final class PersistedIndexTests: XCTestCase {
         try reopened.close()
     }
 
+    /// A checkpoint sizes index pages by the index (§7): 204 entries (about 4 KiB) up to 835,584
+    /// entries, then as many as keep the directory at 4,096 pages, up to full pages of 3,276.
+    func testIndexPagesAreSizedByTheIndex() throws {
+        let sizes: [(total: Int, perPage: Int)] = [
+            (0, 204), (1, 204), (10_000, 204), (835_584, 204), (835_585, 205), (1_000_000, 245),
+            (10_000_000, 2_442), (13_418_496, 3_276), (13_418_497, 3_276), (Int.max, 3_276),
+        ]
+        for (total, perPage) in sizes {
+            XCTAssertEqual(BinaryStoreLayout.indexEntriesPerWrittenPage(total: total), perPage, "\(total) entries")
+        }
+        // Written so: every page but the last two holds that many; a read-ahead of one such
+        // page's decoded bytes covers each page in one read.
+        let path = try checkpointedStore()
+        let store = try open(path)
+        defer { try? store.close() }
+        let offsets = try indexPages(store)
+        XCTAssertEqual(offsets.count, pageCount)
+        for offset in offsets {
+            let entries = try BinaryStore.checkedIndexPage(store.dataFile, at: offset, root: store.root, entityCount: store.catalog.entities.count)
+            XCTAssertLessThanOrEqual(Int64(entries.count), perPage)
+            XCTAssertGreaterThan(entries.count, 0)
+        }
+        XCTAssertEqual(BinaryStore.indexPageReadAhead(objectCount: UInt64(itemCount)), BinaryStoreLayout.pageHeaderSize + 4 + 20 * 204)
+    }
+
     /// The index pages of the store's current checkpoint, as its directory lists them.
     private func indexPages(_ store: BinaryStore) throws -> [UInt64] {
         try XCTUnwrap(try BinaryStore.readIndexDirectory(store.dataFile, root: store.root)).pageOffsets

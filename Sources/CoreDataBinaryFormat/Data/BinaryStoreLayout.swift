@@ -37,7 +37,8 @@ public enum BinaryStoreLayout {
     /// §7: the fewest entries a checkpoint puts in an index page it writes full (about 4 KiB).
     public static let indexEntriesPerWrittenPageAtLeast = 204
     /// §7: the index pages a checkpoint aims for: pages grow past the fewest entries only
-    /// when more pages than this would be needed, so the directory stays within 32 KiB.
+    /// when more pages than this would be needed, so the directory stays within 32 KiB up to
+    /// full pages (13,418,496 entries); past that the page count grows again.
     public static let indexPagesTarget = 4_096
 
     /// §7: entries per index page a checkpoint writes for an index of `total` entries.

@@ -443,7 +443,7 @@ extension BinaryStore {
     /// One index page (§7), checked: its kind, its entries' entity IDs and key range, every
     /// location inside the data pages, and the entries in order.
     static func checkedIndexPage(_ file: any StoreFile, at offset: UInt64, root: RootSlot, entityCount: Int) throws(StoreError) -> [IndexEntry] {
-        let (header, payload) = try readPage(file, at: offset, dataEnd: root.dataEnd, readAhead: indexPageReadAhead)
+        let (header, payload) = try readPage(file, at: offset, dataEnd: root.dataEnd, readAhead: indexPageReadAhead(objectCount: root.objectCount))
         guard header.kind == .index else { throw .corrupt(detail: "expected an index page at \(offset)") }
         let entries: [IndexEntry]
         do { entries = try IndexPageCodec.decodePage(payload, pageOffset: offset) } catch { throw corrupt(error) }

@@ -21,10 +21,15 @@ extension BinaryStore {
     /// target size usually takes. A longer page reads its tail with a second call.
     static let pageReadAhead = BinaryStoreLayout.pageHeaderSize + BinaryStoreLayout.targetPageSize * 3 / 4
 
-    /// The read-ahead of an index page: ``BinaryStoreLayout/indexEntriesPerPage`` entries of 20
-    /// bytes (64 KiB), which LZ4 shrinks to about 26 KiB, so the data pages' read-ahead took two
-    /// calls for each.
-    static let indexPageReadAhead = 32_768
+    /// The read-ahead of an index page of a store of `objectCount` objects: the decoded size of a
+    /// full page a checkpoint writes for that many (Formats/binary-store.md §7), which a stored
+    /// page never exceeds (LZ4 is kept only when smaller). One read per page, and no more than
+    /// a page's worth: a fixed 32 KiB copied 128 MiB to load the index of 1M objects kept in
+    /// 4 KiB pages.
+    static func indexPageReadAhead(objectCount: UInt64) -> Int {
+        let entries = BinaryStoreLayout.indexEntriesPerWrittenPage(total: Int(clamping: objectCount))
+        return BinaryStoreLayout.pageHeaderSize + 4 + BinaryStoreLayout.indexEntryBytes * entries
+    }
 
     /// Reads and checks one page of any kind; returns its header and decoded payload.
     ///

@@ -310,6 +310,9 @@ extension BinaryStore {
         if Self.rootGeneration(of: file) != generation || replacedDataFile(file) {
             try reloadLocked()
             changed = true
+            // The log started over under another process's root: what this handle synced no
+            // longer ends it (no sync marker, and a checkpoint syncs the log, until its next sync).
+            resetSyncedLogEnd()
         }
         guard let logFile, tailingLog else { return changed }
         let (start, salt, currentCatalog) = rw.withReadLock { (publishedLogEnd, root.logSalt, catalog) }
@@ -371,6 +374,9 @@ extension BinaryStore {
             }
         }
         foreignChanges += 1
+        // Another process's frames, perhaps unsynced (relaxed durability), now end the log,
+        // whichever path tailed them (a read's refresh as well as a save's `beginWrite`).
+        resetSyncedLogEnd()
         return true
     }
 

@@ -30,8 +30,8 @@ struct IndexPagesBuilder {
     }
 
     /// Entries per page written full (Formats/binary-store.md §7): small pages keep the rewrite
-    /// of scattered changes small, and no more than about 4,096 pages keep open's read of the
-    /// directory small.
+    /// of scattered changes small, and about 4,096 pages at most (up to 13.4M entries, where
+    /// pages are full) keep open's read of the directory small.
     private let capacity: Int
     private var pages: [Page] = []
     /// Each page's first key, `nil` for a page listed again whose first key was never read.
