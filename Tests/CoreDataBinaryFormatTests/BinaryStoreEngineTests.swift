@@ -250,6 +250,54 @@ final class BinaryStoreEngineTests: XCTestCase {
         XCTAssertEqual(try open(path).objectCounts()["Tag"], 20)
     }
 
+    /// A checkpoint syncs the log before its root only when a frame may be unsynced (Formats/
+    /// binary-store.md §9 step 3): after full-durability saves this handle synced itself it
+    /// skips that sync; after relaxed saves, its own or another handle's, it does not.
+    func testACheckpointSyncsTheLogOnlyWhenAFrameMayBeUnsynced() throws {
+        func checkpointSyncs(_ durability: BinaryStoreOptions.Durability) throws -> Int {
+            let counting = SyncCountingFileSystem()
+            var options = BinaryStoreOptions()
+            options.fileSystem = counting
+            options.durability = durability
+            options.backgroundCheckpoints = false
+            let store = try open(BinaryTestModel.temporaryPath(), options)
+            defer { try? store.close() }
+            _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(1, "t")]))
+            let before = counting.syncs
+            try store.checkpoint()
+            return counting.syncs - before
+        }
+        let full = try checkpointSyncs(.full)
+        XCTAssertEqual(try checkpointSyncs(.normal), full + 1, "relaxed frames are synced before the root")
+
+        // Another handle's relaxed frames end the log: the full-durability handle syncs it.
+        let path = BinaryTestModel.temporaryPath()
+        let counting = SyncCountingFileSystem()
+        var options = BinaryStoreOptions()
+        options.fileSystem = counting
+        options.backgroundCheckpoints = false
+        let durable = try open(path, options)
+        defer { try? durable.close() }
+        var relaxedOptions = BinaryStoreOptions()
+        // The same kind of file layer as the other handle's (one without shared memory), so
+        // both find each other's saves in the files.
+        relaxedOptions.fileSystem = SyncCountingFileSystem()
+        relaxedOptions.durability = .normal
+        relaxedOptions.backgroundCheckpoints = false
+        let relaxed = try open(path, relaxedOptions)
+        defer { try? relaxed.close() }
+        for (store, label) in [(durable, "t"), (relaxed, "u")] {
+            // Keys from the store: a shared store hands out keys no other handle uses.
+            let key = try store.newPrimaryKeys(entityName: "Tag", count: 1)[0]
+            _ = try store.save(StoreChangeSet(inserted: [BinaryTestModel.tag(key, label)]))
+        }
+        // A read tails the other handle's frames first, as an app's fetch would.
+        XCTAssertEqual(try durable.objectCounts()["Tag"], 2)
+        let before = counting.syncs
+        try durable.checkpoint()
+        XCTAssertEqual(counting.syncs - before, full + 1, "the other handle's frames are synced before the root")
+    }
+
     func testMetadataIsDurable() throws {
         let path = BinaryTestModel.temporaryPath()
         let store = try open(path)

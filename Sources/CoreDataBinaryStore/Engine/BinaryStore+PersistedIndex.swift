@@ -32,7 +32,7 @@ extension BinaryStore {
     ///   the index then.
     static func readIndexDirectory(_ file: any StoreFile, root: RootSlot) throws(StoreError) -> PersistedIndex? {
         guard root.indexDirectoryOffset != 0 else { return nil }
-        let (header, payload) = try readPage(file, at: root.indexDirectoryOffset, dataEnd: root.dataEnd)
+        let (header, payload) = try readPage(file, at: root.indexDirectoryOffset, dataEnd: root.dataEnd, readAhead: indexDirectoryReadAhead(objectCount: root.objectCount))
         guard header.kind == .indexDirectory else { throw .corrupt(detail: "expected the index directory") }
         let directory: (pageOffsets: [UInt64], totalEntries: UInt64)
         do { directory = try IndexPageCodec.decodeDirectory(payload, pageOffset: root.indexDirectoryOffset) } catch { throw corrupt(error) }

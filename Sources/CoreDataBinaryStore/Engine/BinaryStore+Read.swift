@@ -31,6 +31,16 @@ extension BinaryStore {
         return BinaryStoreLayout.pageHeaderSize + 4 + BinaryStoreLayout.indexEntryBytes * entries
     }
 
+    /// The read-ahead of the index directory of a store of `objectCount` objects: the decoded
+    /// size of a directory listing the pages a checkpoint writes for that many (§7), so open
+    /// reads it in one call (at 1M objects it lists about 4,096 pages, 32 KiB).
+    static func indexDirectoryReadAhead(objectCount: UInt64) -> Int {
+        let total = Int(clamping: objectCount)
+        let perPage = BinaryStoreLayout.indexEntriesPerWrittenPage(total: total)
+        let pages = total / perPage + 1
+        return BinaryStoreLayout.pageHeaderSize + 12 + 8 * min(pages, 4 * BinaryStoreLayout.indexPagesTarget)
+    }
+
     /// Reads and checks one page of any kind; returns its header and decoded payload.
     ///
     /// - Parameter readAhead: the bytes to ask for in the first read.
