@@ -164,30 +164,19 @@ public enum RecordCodec {
         return try header(&reader, catalog: catalog)
     }
 
-    /// The header of a record whose fields are well formed and in range (varints of at most 9
-    /// bytes), read through one raw view; `nil` for anything else. Replay reads every record's
-    /// header in the log, and a reader per record cost a third of it.
+    /// The header of a record whose fields are well formed and in range, read through a
+    /// ``RawCursor``; `nil` for anything else. Replay reads every record's header in the log,
+    /// and a reader per record cost a third of it.
     private static func wellFormedHeader(_ bytes: [UInt8], from start: Int, to end: Int, entityCount: Int) -> RecordHeader? {
-        bytes.withUnsafeBytes { raw -> RecordHeader? in
-            let limit = min(end, raw.count)
-            guard start >= 0, start < limit, let kind = RecordHeader.Kind(rawValue: raw[start]) else { return nil }
-            var position = start + 1
-            func varint() -> UInt64? {
-                var value: UInt64 = 0
-                var shift: UInt64 = 0
-                // At most 9 bytes (63 bits): no bit is shifted out; longer ones take the checked path.
-                while position < limit, shift < 63 {
-                    let byte = raw[position]
-                    position += 1
-                    value |= UInt64(byte & 0x7F) << shift
-                    if byte & 0x80 == 0 { return value }
-                    shift += 7
-                }
-                return nil
-            }
-            guard let entity = varint(), entity < UInt64(max(0, entityCount)),
-                  let key = varint(), key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey),
-                  let version = varint(), version <= UInt64(BinaryStoreLayout.largestCounter)
+        let limit = min(end, bytes.count)
+        guard start >= 0, start < limit else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer -> RecordHeader? in
+            guard let base = buffer.baseAddress else { return nil }
+            var cursor = RawCursor(base: base, position: start, end: limit)
+            guard let rawKind = cursor.byte(), let kind = RecordHeader.Kind(rawValue: rawKind),
+                  let entity = cursor.varint(), entity < UInt64(max(0, entityCount)),
+                  let key = cursor.varint(), key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey),
+                  let version = cursor.varint(), version <= BinaryStoreLayout.largestCounter
             else { return nil }
             return RecordHeader(kind: kind, entityID: Int(entity), primaryKey: Int64(key), version: Int64(version))
         }

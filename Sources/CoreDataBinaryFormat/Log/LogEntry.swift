@@ -28,7 +28,12 @@ public enum LogEntryCodec {
 
     /// §4: the low 32 bits of the body's XXH3-64.
     public static func bodyChecksum(_ body: ArraySlice<UInt8>) -> UInt32 {
-        UInt32(truncatingIfNeeded: body.withUnsafeBytes { PageChecksum.xxh3($0) })
+        body.withUnsafeBytes { bodyChecksum($0) }
+    }
+
+    /// ``bodyChecksum(_:)`` of bytes read in place.
+    public static func bodyChecksum(_ body: UnsafeRawBufferPointer) -> UInt32 {
+        UInt32(truncatingIfNeeded: PageChecksum.xxh3(body))
     }
 
     /// Splits a frame payload into entries, checking each body's checksum.
@@ -50,7 +55,7 @@ public enum LogEntryCodec {
                 throw BinaryFormatError(location, "entry length \(length) runs past the frame")
             }
             let body = reader.position..<(reader.position + length)
-            let sum = payload.withUnsafeBytes { UInt32(truncatingIfNeeded: PageChecksum.xxh3(UnsafeRawBufferPointer(rebasing: $0[body]))) }
+            let sum = payload.withUnsafeBytes { bodyChecksum(UnsafeRawBufferPointer(rebasing: $0[body])) }
             guard sum == checksum else { throw BinaryFormatError(location, "entry checksum mismatch") }
             try reader.skip(length)
             entries.append(LogEntry(kind: kind, offsetInPayload: start, body: body))
@@ -73,7 +78,7 @@ public enum LogEntryCodec {
             let bodyStart = start + LogLayout.entryHeaderSize
             guard length <= raw.count - bodyStart else { return nil }
             let body = bodyStart..<(bodyStart + length)
-            return UInt32(truncatingIfNeeded: PageChecksum.xxh3(UnsafeRawBufferPointer(rebasing: raw[body]))) == checksum ? body : nil
+            return bodyChecksum(UnsafeRawBufferPointer(rebasing: raw[body])) == checksum ? body : nil
         }
     }
 

@@ -351,9 +351,6 @@ extension BinaryStore {
                     }
                     let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog, salvaging: options.salvagesDamagedLog)
                     report.logDamage = report.logDamage ?? replay.damage
-                    // The highest key replayed per entity ID, turned into names once at the end:
-                    // a dictionary update by name per record was a fifth of the replay.
-                    var highestKeys: [Int64] = []
                     for transaction in replay.transactions {
                         if let newCatalog = transaction.catalog {
                             catalog = newCatalog
@@ -364,10 +361,6 @@ extension BinaryStore {
                         }
                         if let newMetadata = transaction.metadata { metadata = newMetadata }
                         for put in transaction.records {
-                            if put.entityID >= highestKeys.count {
-                                highestKeys.append(contentsOf: repeatElement(0, count: put.entityID + 1 - highestKeys.count))
-                            }
-                            highestKeys[put.entityID] = max(highestKeys[put.entityID], put.key)
                             if persisted != nil {
                                 index.record(entityID: put.entityID, key: put.key, location: put.tombstone ? 0 : put.location)
                                 if put.tombstone { tombstones.append((put.entityID, put.key, put.location)) }
@@ -379,11 +372,7 @@ extension BinaryStore {
                             }
                         }
                     }
-                    // Later catalogs extend earlier ones (LogReplay checks it), so the last names every ID.
-                    for (entityID, key) in highestKeys.enumerated() where key > 0 && entityID < catalog.entities.count {
-                        let name = catalog.entities[entityID].name
-                        nextKeys[name] = max(nextKeys[name, default: 1], key + 1)
-                    }
+                    for (name, key) in replay.highestKeys(namedBy: catalog) { nextKeys[name] = max(nextKeys[name, default: 1], key + 1) }
                     logEnd = replay.end
                     sequence = replay.sequence
                     chain = replay.chain

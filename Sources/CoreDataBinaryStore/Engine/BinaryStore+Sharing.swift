@@ -330,9 +330,6 @@ extension BinaryStore {
         guard !replay.transactions.isEmpty else { return changed }
         var keys: [String: Int64] = [:]
         var reservations: [String: Int64] = [:]
-        // The highest key per entity ID, named once at the end: not a dictionary update by name
-        // per record. Later catalogs extend earlier ones (LogReplay checks it).
-        var highestKeys: [Int64] = []
         rw.withWriteLock {
             for transaction in replay.transactions {
                 if let newCatalog = transaction.catalog {
@@ -345,10 +342,6 @@ extension BinaryStore {
                 var publish = PublishSet()
                 publish.locations.reserveCapacity(transaction.records.count)
                 for record in transaction.records {
-                    if record.entityID >= highestKeys.count {
-                        highestKeys.append(contentsOf: repeatElement(0, count: record.entityID + 1 - highestKeys.count))
-                    }
-                    highestKeys[record.entityID] = max(highestKeys[record.entityID], record.key)
                     if record.tombstone {
                         publish.locations.append((record.entityID, record.key, nil, 0))
                         publish.tombstones.append((record.entityID, record.key, record.location))
@@ -359,9 +352,7 @@ extension BinaryStore {
                 apply(publish)
             }
             publishedLogEnd = replay.end
-            for (entityID, key) in highestKeys.enumerated() where key > 0 && entityID < catalog.entities.count {
-                keys[catalog.entities[entityID].name] = key
-            }
+            keys = replay.highestKeys(namedBy: catalog)
         }
         tailSequence = replay.sequence
         tailChain = replay.chain

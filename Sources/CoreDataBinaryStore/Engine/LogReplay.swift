@@ -40,6 +40,27 @@ struct LogReplay {
     /// When salvaging: the synced frame damaged in place that the replay stopped before.
     var damage: BinaryFormatError?
 
+    /// The highest primary key of each entity in the committed saves (tombstones included), by
+    /// the entity's name in `catalog`: the last catalog the saves carry, or the one before them
+    /// (later catalogs extend earlier ones, which `run` checks). Kept per entity number and
+    /// named once: a dictionary update by name per record was a fifth of replaying a 64 MB log.
+    func highestKeys(namedBy catalog: Catalog) -> [String: Int64] {
+        var highest: [Int64] = []
+        for transaction in transactions {
+            for record in transaction.records {
+                if record.entityID >= highest.count {
+                    highest.append(contentsOf: repeatElement(0, count: record.entityID + 1 - highest.count))
+                }
+                highest[record.entityID] = max(highest[record.entityID], record.key)
+            }
+        }
+        var named: [String: Int64] = [:]
+        for (entityID, key) in highest.enumerated() where key > 0 && entityID < catalog.entities.count {
+            named[catalog.entities[entityID].name] = key
+        }
+        return named
+    }
+
     /// Replays `log` of `size` bytes whose frames carry `salt`.
     ///
     /// - Throws: ``StoreError/corrupt(detail:)`` when a damaged frame is followed by a valid one
