@@ -255,7 +255,7 @@ final class POSIXFile: StoreFile, @unchecked Sendable {
     }
 }
 
-/// Three counters at the start of a one-page file mapped shared (Formats/wal.md §9, `NAME-shm`).
+/// Four counters at the start of a one-page file mapped shared (Formats/wal.md §9, `NAME-shm`).
 /// The file only grows (to one page), so the mapping never reaches past its end.
 final class MappedCounters: StoreSharedCounters, @unchecked Sendable {
     static let size = 4_096
@@ -280,7 +280,7 @@ final class MappedCounters: StoreSharedCounters, @unchecked Sendable {
             throw POSIXFileSystem.error("map", path)
         }
         base = mapped
-        counters = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 3)
+        counters = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 4)
     }
 
     deinit { munmap(base, Self.size) }

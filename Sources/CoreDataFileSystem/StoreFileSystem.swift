@@ -49,10 +49,15 @@ public protocol StoreFileSystem: Sendable {
     /// file's ``StoreFile/identity()`` after locking.
     func identity(of path: String) -> FileIdentity?
     /// Counters in a small file mapped into memory, shared by every process that maps it, or
-    /// `nil` when the layer has no shared memory at all (then the store asks the files
-    /// instead). `writable` creates the file when missing, with the permissions (and owner, where
-    /// the process may) of `reference`. Throws when the layer has shared memory but this file
-    /// cannot be mapped (a symlink, no space, no permission).
+    /// `nil` when the layer has no shared memory at all. Then the store asks the files instead,
+    /// and a writable handle marks the file through
+    /// ``openOwnFile(_:creation:readOnly:permissionsOf:)`` so that handles which map it stop
+    /// trusting their counters (Formats/wal.md §9). A layer that wraps another should pass this
+    /// call on, or every handle on the store becomes slower. The counters must be the four
+    /// 64-bit words at the start of the file at `path` itself, as ``POSIXFileSystem`` maps them:
+    /// the mark is written there. `writable` creates the file when missing, with the
+    /// permissions (and owner, where the process may) of `reference`. Throws when the layer has
+    /// shared memory but this file cannot be mapped (a symlink, no space, no permission).
     func sharedCounters(at path: String, writable: Bool, permissionsOf reference: String?) throws(StoreIOError) -> (any StoreSharedCounters)?
 }
 
@@ -96,7 +101,7 @@ extension StoreFileSystem {
 /// 64-bit counters that several processes read and increment atomically, in memory they share.
 /// A hint, never a record: nothing durable depends on their values, only on their changing.
 public protocol StoreSharedCounters: AnyObject, Sendable {
-    /// The counter at `index` (0, 1 or 2), read with acquire ordering.
+    /// The counter at `index` (0 to 3), read with acquire ordering.
     func load(_ index: Int) -> UInt64
     /// Adds one to the counter at `index`, sequentially consistent.
     func increment(_ index: Int)

@@ -13,9 +13,9 @@ import XCTest
 /// checkpoints, compaction, opens) and of recovery, once and from then on. The error must reach
 /// the caller naming the cause, the handle must be poisoned (later calls throw and write
 /// nothing), and the next open on a healthy disk must verify and hold every returned save.
-/// The one exception is the snapshot lock (`NAME-shm`, wal.md §9): nothing is written through
-/// it, so a fault there fails the checkpoint or compaction that needed it and leaves the
-/// handle usable.
+/// The one exception is `NAME-shm` (wal.md §9): it holds no saved data (the snapshot lock, and
+/// the mark of a handle without shared memory), so a fault there fails the open, checkpoint or
+/// compaction that needed it and leaves the handle, if any, usable.
 final class FaultSuiteTests: XCTestCase {
     private static let faults: [(code: Int32, persistent: Bool)] = [(EIO, false), (ENOSPC, false), (EIO, true), (ENOSPC, true)]
 

@@ -21,7 +21,7 @@ extension BinaryStore: ExternalChangeObserving {
             var last = Optional(baseline)
             while !observer.isStopped {
                 guard let self else { return }
-                usleep(self.counters == nil ? 10_000 : 1_000)
+                usleep(self.trustedCounters == nil ? 10_000 : 1_000)
                 if observer.isStopped { return }
                 let now = self.changeState()
                 guard now != last else { continue }
@@ -50,12 +50,14 @@ extension BinaryStore: ExternalChangeObserving {
         _ = observer.finished.wait(timeout: .now() + 1)
     }
 
-    /// What tells that the store changed: the shared counters, else the published log end and
-    /// root generation as the files say.
+    /// What tells that the store changed: the shared counters while they can be trusted, else
+    /// the published log end and root generation as the files say.
     private func changeState() -> [UInt64] {
-        if let counters { return [counters.load(SharedCounter.commits.rawValue), counters.load(SharedCounter.roots.rawValue)] }
+        // The first word names the source, so a switch from counters to files (an unheard
+        // writer marked NAME-shm) is never taken for equal values.
+        if let counters = trustedCounters { return [0, counters.load(SharedCounter.commits.rawValue), counters.load(SharedCounter.roots.rawValue)] }
         try? refresh()
-        return rw.withReadLock { [publishedLogEnd, root.generation] }
+        return rw.withReadLock { [1, publishedLogEnd, root.generation] }
     }
 }
 

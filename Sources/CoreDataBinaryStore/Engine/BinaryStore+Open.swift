@@ -26,13 +26,17 @@ extension BinaryStore {
         var report: BinaryStore.OpenReport
     }
 
-    static func open(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions) throws(StoreError) -> Opened {
+    /// - Parameter unheard: whether this handle has no shared counters: a shared writer then
+    ///   marks `NAME-shm` before it writes anything (Formats/wal.md §9, unheard writers).
+    static func open(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions, unheard: Bool) throws(StoreError) -> Opened {
         if options.exclusiveAccess || options.readOnly { return try openAlone(path: path, model: model, metadata: metadata, options: options) }
         // Shared (Formats/wal.md §9): the log's write lock orders this open after every
         // creation, checkpoint and compaction in other processes; it is held only while opening.
         let fs = options.fileSystem
         let log = try lockedFile(path + "-wal", options: options, permissionsOf: path)
         do throws(StoreError) {
+            // Under the write lock: a handle closing alone clears the mark under it too.
+            if unheard { try markUnheardWriter(path: path, fileSystem: fs) }
             if !fs.fileExists(path) {
                 try create(path: path, model: model, metadata: metadata, fileSystem: fs, log: log)
             } else if fs.fileExists(path + "-compact") {

@@ -24,7 +24,7 @@ extension BinaryStore {
         try Self.lockWaiting(logFile, path: logPath, timeout: options.lockTimeout, pending: &pendingLock)
         tailLock.lock()
         defer { tailLock.unlock() }
-        let now = counters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
+        let now = trustedCounters.map { (commits: $0.load(SharedCounter.commits.rawValue), roots: $0.load(SharedCounter.roots.rawValue)) }
         // The log need not be read when no save was published since this handle last read it
         // and every write begun was finished (a writer killed between its frames and its
         // counter bump leaves begun > commits: its frames must be read, not overwritten).
@@ -176,6 +176,11 @@ extension BinaryStore {
             if alone || logEnd > UInt64(options.checkpointThreshold) {
                 try checkpointLocked(truncatingLog: alone)
             }
+            // No handle is open, and an unheard one that opens next marks again under the write
+            // lock this handle holds: the counters can be trusted again. Only a handle that maps
+            // them clears (an unheard one has no use for them, and a test layer's trace stays
+            // one write per open).
+            if alone, counters != nil { try Self.clearUnheardWriterMark(path: path, fileSystem: fileSystem) }
         }
     }
 
@@ -198,7 +203,7 @@ extension BinaryStore {
             if let failure = poisonedError { throw failure }
             // Loaded before the files are read: a root announced after this, even during the
             // read of the log below, makes the read run again.
-            let roots = counters?.load(SharedCounter.roots.rawValue)
+            let roots = trustedCounters?.load(SharedCounter.roots.rawValue)
             try refresh()
             var value: T?
             var failure: StoreError?
@@ -221,8 +226,10 @@ extension BinaryStore {
             let unchanged: Bool
             if !readLog {
                 unchanged = true
-            } else if let roots, let counters {
-                unchanged = counters.load(SharedCounter.roots.rawValue) == roots
+            } else if let roots {
+                // Marked meanwhile (an unheard writer opened): its checkpoints bump no roots
+                // counter, so the read runs again through the files.
+                unchanged = trustedCounters?.load(SharedCounter.roots.rawValue) == roots
             } else {
                 unchanged = file.map { Self.rootGeneration(of: $0) } == generation
             }
@@ -255,7 +262,7 @@ extension BinaryStore {
         tailLock.lock()
         defer { tailLock.unlock() }
         if writeLockHeld { return }
-        guard let counters else {
+        guard let counters = trustedCounters else {
             _ = try tailLocked()
             return
         }
@@ -270,7 +277,7 @@ extension BinaryStore {
     /// call. Safe without `tailLock`: the seen values move only after a read of the files.
     @inline(__always)
     func nothingToRead() -> Bool {
-        guard let counters else { return false }
+        guard let counters = trustedCounters else { return false }
         return counters.load(SharedCounter.commits.rawValue) == seenCommits.load(ordering: .acquiring)
             && counters.load(SharedCounter.roots.rawValue) == seenRoots.load(ordering: .acquiring)
     }
@@ -289,7 +296,54 @@ extension BinaryStore {
         counters.increment(what.rawValue)
     }
 
-    /// The counters of `NAME-shm` (Formats/wal.md §9).
+    /// The counters while they tell every write: `nil` without shared memory, and once a writer
+    /// that bumps none has marked `NAME-shm` (Formats/wal.md §9, unheard writers); then the
+    /// handle asks the files. Its counters are still bumped (``announce(_:)``).
+    @inline(__always)
+    var trustedCounters: (any StoreSharedCounters)? {
+        guard let counters, counters.load(SharedCounter.unheardWriters.rawValue) == 0 else { return nil }
+        return counters
+    }
+
+    /// Marks `NAME-shm` for a writable handle whose file layer has no shared memory, before it
+    /// reads or writes the store: handles that map the counters would otherwise take their quiet
+    /// for "nothing written", write their frames over this handle's saves and miss them in reads
+    /// (Formats/wal.md §9, unheard writers).
+    static func markUnheardWriter(path: String, fileSystem: any StoreFileSystem) throws(StoreError) {
+        let countersPath = path + "-shm"
+        var mark = [UInt8](repeating: 0, count: MemoryLayout<UInt64>.size)
+        mark[0] = 1
+        do {
+            let file = try fileSystem.openOwnFile(countersPath, creation: .ifMissing, readOnly: false, permissionsOf: path)
+            defer { file.close() }
+            try file.write(mark, at: UInt64(SharedCounter.unheardWriters.rawValue * MemoryLayout<UInt64>.size))
+        } catch {
+            throw .io(detail: "\(path): cannot mark the shared counters file \(countersPath) for a handle whose file layer has no shared memory, so handles that map it could overwrite this one's saves (use NSBinaryStoreExclusiveAccessOption to open it alone): \(error)")
+        }
+    }
+
+    /// Clears the mark of ``markUnheardWriter(path:fileSystem:)``. Only for a handle that maps
+    /// the counters, holds the write lock and whose presence lock is exclusive (no other handle
+    /// is open).
+    ///
+    /// - Throws: ``StoreError/io(detail:)`` when the file cannot be read or written. The mark
+    ///   stays, which costs only speed; nothing saved is at stake, but the caller hears of it as
+    ///   of any failed write.
+    static func clearUnheardWriterMark(path: String, fileSystem: any StoreFileSystem) throws(StoreError) {
+        let countersPath = path + "-shm"
+        guard fileSystem.fileExists(countersPath) else { return }
+        let offset = UInt64(SharedCounter.unheardWriters.rawValue * MemoryLayout<UInt64>.size)
+        do {
+            let file = try fileSystem.openOwnFile(countersPath, creation: .never, readOnly: false, permissionsOf: path)
+            defer { file.close() }
+            guard try file.read(at: offset, count: MemoryLayout<UInt64>.size).contains(where: { $0 != 0 }) else { return }
+            try file.write([UInt8](repeating: 0, count: MemoryLayout<UInt64>.size), at: offset)
+        } catch {
+            throw .io(detail: "\(path): cannot clear the mark of a handle without shared memory in \(countersPath) (the store is closed and nothing saved is lost; other handles will read the files until it is cleared): \(error)")
+        }
+    }
+
+    /// The counters of `NAME-shm` (Formats/wal.md §9), by index of 64-bit word.
     enum SharedCounter: Int {
         /// Saves published (bumped after the log write, its sync and publication).
         case commits = 0
@@ -297,6 +351,9 @@ extension BinaryStore {
         case roots = 1
         /// Log writes begun (bumped before the frames are written).
         case writesBegun = 2
+        /// 1 once a writable handle without shared memory opened the store (written through the
+        /// file layer, never incremented): the other counters no longer tell every write.
+        case unheardWriters = 3
     }
 
     /// Brings the published state up to the files: reloads the checkpointed state when another

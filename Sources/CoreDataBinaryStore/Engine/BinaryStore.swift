@@ -188,6 +188,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var pendingLock: LockAttempt?
     /// The store's `NAME-shm` counters (Formats/wal.md §9): commits and new roots, bumped by
     /// every writer; `nil` with exclusive access or when the file layer has no shared memory.
+    /// Trusted only through ``trustedCounters``.
     let counters: (any StoreSharedCounters)?
     /// The counters as of the last time this handle read the files; guarded by `tailLock`, and
     /// mirrored in `seenCommits` and `seenRoots` for reads that take no lock.
@@ -239,7 +240,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
             seenCommits.store(seen.commits, ordering: .releasing)
             seenRoots.store(seen.roots, ordering: .releasing)
         }
-        let opened = try Self.open(path: path, model: model, metadata: metadata, options: options)
+        let opened = try Self.open(path: path, model: model, metadata: metadata, options: options, unheard: counters == nil)
         dataFile = opened.dataFile
         logFile = opened.logFile
         header = opened.header

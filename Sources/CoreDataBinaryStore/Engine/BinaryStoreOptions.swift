@@ -38,7 +38,11 @@ public struct BinaryStoreOptions: Sendable {
     public var recordsHistory = false
     /// Checkpoint in the background when the log passes the threshold.
     public var backgroundCheckpoints = true
-    /// The file layer; tests replace it to inject crashes and I/O errors.
+    /// The file layer; tests replace it to inject crashes and I/O errors. A layer without
+    /// shared memory (``StoreFileSystem/sharedCounters(at:writable:permissionsOf:)`` returns
+    /// `nil`) still shares the store safely: a writable handle marks `NAME-shm`, and from then on
+    /// every handle on the store reads the files before each read and write instead of trusting
+    /// the counters, a few system calls more each (Formats/wal.md §9).
     public var fileSystem: any StoreFileSystem = POSIXFileSystem()
 
     public init() {}

@@ -132,22 +132,23 @@ final class MigrationCrashTests: XCTestCase {
         }
     }
 
-    /// The v1 disk, and a file system over it where the migration ran without a fault (its
-    /// trace names each operation; its count bounds the fault points).
-    private func baseline(_ type: String, to target: Target) throws -> (DiskImage, FaultInjectingFileSystem) {
+    /// The v1 disk, a file system over it where the migration ran without a fault (its trace
+    /// names each operation), and the migration's operation count, which bounds the fault
+    /// points (the check after it writes too: its writable opens mark `NAME-shm`).
+    private func baseline(_ type: String, to target: Target) throws -> (DiskImage, FaultInjectingFileSystem, operations: Int) {
         let image = try v1Image(type)
         let clean = FaultInjectingFileSystem(image: image)
         try migrate(type, to: target, on: clean)
+        let operations = clean.operationCount
         XCTAssertNil(check(type, to: target, clean), "\(type) to \(target)")
-        return (image, clean)
+        return (image, clean, operations)
     }
 
     func testCrashAtEveryOperationOfAMigration() throws {
         var report: [String] = []
         var total = 0
         for type in [NSBinaryStoreType, NSXMLStoreType] { for target in Target.allCases {
-            let (image, clean) = try baseline(type, to: target)
-            let operations = clean.operationCount
+            let (image, clean, operations) = try baseline(type, to: target)
             var failures: [String] = []
             var scenarios = 0
             for crash in 1...operations {
@@ -176,8 +177,7 @@ final class MigrationCrashTests: XCTestCase {
         var report: [String] = []
         var total = 0
         for type in [NSBinaryStoreType, NSXMLStoreType] { for target in Target.allCases {
-            let (image, clean) = try baseline(type, to: target)
-            let operations = clean.operationCount
+            let (image, clean, operations) = try baseline(type, to: target)
             var failures: [String] = []
             var scenarios = 0
             for failing in 1...operations {
