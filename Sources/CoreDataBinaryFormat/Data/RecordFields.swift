@@ -55,16 +55,10 @@ extension RecordCodec {
         return bytes.withUnsafeBufferPointer { buffer -> RecordHeader? in
             guard let base = buffer.baseAddress else { return nil }
             var cursor = RawCursor(base: base, position: start, end: limit)
-            guard let kindByte = cursor.byte(), let kind = RecordHeader.Kind(rawValue: kindByte),
-                  let entityID = cursor.varint(), entityID < UInt64(catalog.entities.count),
-                  let key = cursor.varint(), key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey),
-                  let version = cursor.varint(), version <= BinaryStoreLayout.largestCounter,
-                  let count = cursor.varint()
-            else { return nil }
-            let propertyCount = catalog.entities[Int(entityID)].properties.count
+            guard let head = RecordCodec.header(&cursor, entityCount: catalog.entities.count), let count = cursor.varint() else { return nil }
+            let propertyCount = catalog.entities[head.entityID].properties.count
             guard count <= UInt64(propertyCount) else { return nil }
-            let head = RecordHeader(kind: kind, entityID: Int(entityID), primaryKey: Int64(key), version: Int64(version))
-            guard kind == .row else { return head }
+            guard head.kind == .row else { return head }
             var previous = -1
             for _ in 0..<Int(count) {
                 guard let rawIndex = cursor.varint(), rawIndex < UInt64(propertyCount), Int(rawIndex) > previous,

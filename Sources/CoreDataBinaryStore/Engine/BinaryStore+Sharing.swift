@@ -316,7 +316,7 @@ extension BinaryStore {
         do {
             let file = try fileSystem.openOwnFile(countersPath, creation: .ifMissing, readOnly: false, permissionsOf: path)
             defer { file.close() }
-            try file.write(mark, at: UInt64(SharedCounter.unheardWriters.rawValue * MemoryLayout<UInt64>.size))
+            try file.write(mark, at: SharedCounter.unheardWriters.byteOffset)
         } catch {
             throw .io(detail: "\(path): cannot mark the shared counters file \(countersPath) for a handle whose file layer has no shared memory, so handles that map it could overwrite this one's saves (use NSBinaryStoreExclusiveAccessOption to open it alone): \(error)")
         }
@@ -332,7 +332,7 @@ extension BinaryStore {
     static func clearUnheardWriterMark(path: String, fileSystem: any StoreFileSystem) throws(StoreError) {
         let countersPath = path + "-shm"
         guard fileSystem.fileExists(countersPath) else { return }
-        let offset = UInt64(SharedCounter.unheardWriters.rawValue * MemoryLayout<UInt64>.size)
+        let offset = SharedCounter.unheardWriters.byteOffset
         do {
             let file = try fileSystem.openOwnFile(countersPath, creation: .never, readOnly: false, permissionsOf: path)
             defer { file.close() }
@@ -354,6 +354,9 @@ extension BinaryStore {
         /// 1 once a writable handle without shared memory opened the store (written through the
         /// file layer, never incremented): the other counters no longer tell every write.
         case unheardWriters = 3
+
+        /// Where the counter's word is in `NAME-shm`, for the writes of handles that do not map it.
+        var byteOffset: UInt64 { UInt64(rawValue * MemoryLayout<UInt64>.size) }
     }
 
     /// Brings the published state up to the files: reloads the checkpointed state when another

@@ -40,25 +40,29 @@ struct LogReplay {
     /// When salvaging: the synced frame damaged in place that the replay stopped before.
     var damage: BinaryFormatError?
 
+    /// The highest primary key of each entity number in the committed saves (tombstones
+    /// included), 0 where it has none; kept as each save commits, while its records are at hand.
+    private var highestKeyByEntity: [Int64] = []
+
     /// The highest primary key of each entity in the committed saves (tombstones included), by
     /// the entity's name in `catalog`: the last catalog the saves carry, or the one before them
     /// (later catalogs extend earlier ones, which `run` checks). Kept per entity number and
     /// named once: a dictionary update by name per record was a fifth of replaying a 64 MB log.
     func highestKeys(namedBy catalog: Catalog) -> [String: Int64] {
-        var highest: [Int64] = []
-        for transaction in transactions {
-            for record in transaction.records {
-                if record.entityID >= highest.count {
-                    highest.append(contentsOf: repeatElement(0, count: record.entityID + 1 - highest.count))
-                }
-                highest[record.entityID] = max(highest[record.entityID], record.key)
-            }
-        }
         var named: [String: Int64] = [:]
-        for (entityID, key) in highest.enumerated() where key > 0 && entityID < catalog.entities.count {
+        for (entityID, key) in highestKeyByEntity.enumerated() where key > 0 && entityID < catalog.entities.count {
             named[catalog.entities[entityID].name] = key
         }
         return named
+    }
+
+    private mutating func noteHighestKeys(of records: [Record]) {
+        for record in records {
+            if record.entityID >= highestKeyByEntity.count {
+                highestKeyByEntity.append(contentsOf: repeatElement(0, count: record.entityID + 1 - highestKeyByEntity.count))
+            }
+            highestKeyByEntity[record.entityID] = max(highestKeyByEntity[record.entityID], record.key)
+        }
     }
 
     /// Replays `log` of `size` bytes whose frames carry `salt`.
@@ -128,6 +132,7 @@ struct LogReplay {
             open.frameHeaders.append(Frame(offset: offset, header: head))
             offset += UInt64(head.totalLength)
             if head.isCommit {
+                replay.noteHighestKeys(of: open.records)
                 replay.transactions.append(open)
                 replay.end = offset
                 replay.sequence = openSequence
@@ -143,7 +148,7 @@ struct LogReplay {
         }
         let tailStart = size - replay.droppedBytes
         if checkingDamage, replay.droppedBytes > 0, replay.droppedBytes <= UInt64(LogLayout.preallocationStep),
-           try log.read(at: tailStart, count: Int(replay.droppedBytes)).allSatisfy({ $0 == 0 }) {
+           try ZeroBytes.areAll(log.read(at: tailStart, count: Int(replay.droppedBytes))) {
             // Formats/wal.md §5, §7: a zero tail is preallocation, not a torn save.
             replay.droppedBytes = 0
         }

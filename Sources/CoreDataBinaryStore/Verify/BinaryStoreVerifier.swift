@@ -101,6 +101,8 @@ struct BinaryStoreVerifier {
         // The persisted secondary indexes (§7.2), checked against the values the walk below
         // finds in each object's latest record.
         var secondary = SecondaryIndexCheck()
+        // Built once: records decoded without layouts build one per record, most of verify's time.
+        let layouts = catalog.map { RecordLayouts(catalog: $0) }
         if let catalog, root.secondaryIndexDirectoryOffset != 0 {
             do {
                 secondary = SecondaryIndexCheck(try BinaryStore.readSecondaryDirectory(file, root: root, catalog: catalog), catalog: catalog)
@@ -152,7 +154,7 @@ struct BinaryStoreVerifier {
                         guard let range = dataPage.range(of: slot), let catalog else { continue }
                         do {
                             let (record, _) = try RecordCodec.decode(
-                                dataPage.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog, external: Self.skipExternal)
+                                dataPage.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts, external: Self.skipExternal)
                             if header.formatVersion >= ExternalDataLayout.firstFormatVersion {
                                 note(try RecordCodec.externalReferences(in: dataPage.payload, from: range.lowerBound, to: range.upperBound, catalog: catalog)) {
                                     "data file offset \(offset), slot \(slot)"
@@ -298,10 +300,14 @@ struct BinaryStoreVerifier {
             }
             let replay = try LogReplay.run(log, size: size, salt: root.logSalt, catalog: catalog)
             var current = catalog
+            var layouts = RecordLayouts(catalog: catalog)
             for transaction in replay.transactions {
                 result.logCommits += 1
                 result.logFrames += transaction.frames
-                if let newCatalog = transaction.catalog { current = newCatalog }
+                if let newCatalog = transaction.catalog {
+                    current = newCatalog
+                    layouts = RecordLayouts(catalog: newCatalog)
+                }
                 for record in transaction.records {
                     let key = ObjectKey(entityID: record.entityID, key: record.key)
                     expected[key] = record.tombstone ? nil : record.location
@@ -312,7 +318,7 @@ struct BinaryStoreVerifier {
                     let bytes = try log.read(at: offset, count: LogLayout.entryHeaderSize + length)
                     let (_, body) = try LogEntryCodec.body(ofEntry: bytes, at: offset)
                     do {
-                        _ = try RecordCodec.decode(bytes, from: body.lowerBound, to: body.upperBound, catalog: current, external: Self.skipExternal)
+                        _ = try RecordCodec.decode(bytes, from: body.lowerBound, to: body.upperBound, catalog: current, layouts: layouts, external: Self.skipExternal)
                         note(try RecordCodec.externalReferences(in: bytes, from: body.lowerBound, to: body.upperBound, catalog: current)) { "log offset \(offset)" }
                     } catch {
                         result.report("log offset \(offset)", error.problem)
