@@ -29,5 +29,12 @@ final class ZeroBytesTests: XCTestCase {
         XCTAssertFalse(ZeroBytes.areAll(tail))
         XCTAssertTrue(ZeroBytes.areAll(tail[..<((1 << 20) - 1)]), "a slice ends before the nonzero byte")
         XCTAssertFalse(ZeroBytes.areAll(tail[1...]), "a slice that starts past 0 still reaches it")
+        tail[(1 << 20) - 1] = 0
+        tail[0] = 1
+        XCTAssertTrue(ZeroBytes.areAll(tail[1...]), "a slice's first byte is where it starts, not the array's")
+        XCTAssertFalse(ZeroBytes.areAll(tail[0...]))
+        let data = Data(tail)
+        XCTAssertTrue(ZeroBytes.areAll(data[1...]), "a Data slice with a nonzero start index")
+        XCTAssertFalse(ZeroBytes.areAll(data))
     }
 }

@@ -189,6 +189,98 @@ final class PersistedIndexTests: XCTestCase {
         XCTAssertEqual(BinaryStore.indexPageReadAhead(objectCount: UInt64(itemCount)), BinaryStoreLayout.pageHeaderSize + 4 + 20 * 204)
     }
 
+    /// A store whose index an earlier writer put in full 64 KiB pages (3,276 entries, as every
+    /// checkpoint wrote them before pages were sized by the index) is read, changed and
+    /// checkpointed by today's writer: the directory then lists old full pages beside new pages
+    /// of 204 entries (§7: "readers take any page of 1 to 3,276 entries"). A full page is longer
+    /// than today's read-ahead, so each read of one takes a second read; lookups before and
+    /// after the index is loaded, the checkpoint that reuses the old pages, a reopen, `verify`
+    /// and compaction all agree.
+    func testADirectoryOfOldFullPagesAndNewSmallPagesReadsRight() throws {
+        let path = try checkpointedStore()
+        var store = try open(path)
+        let (root, slot, entityCount) = store.rw.withReadLock { (store.root, store.activeSlot, store.catalog.entities.count) }
+        var entries: [IndexEntry] = []
+        for offset in try indexPages(store) {
+            entries += try BinaryStore.checkedIndexPage(store.dataFile, at: offset, root: root, entityCount: entityCount)
+        }
+        try store.close()
+        XCTAssertEqual(entries.count, Int(itemCount))
+
+        // The index again, in full pages, appended with a root that lists them.
+        let full = BinaryStoreLayout.indexEntriesPerPage
+        var file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        XCTAssertEqual(UInt64(file.count), root.dataEnd)
+        let generation = root.generation + 1
+        var fullPages: [UInt64] = []
+        for start in stride(from: 0, to: entries.count, by: full) {
+            fullPages.append(UInt64(file.count))
+            let payload = IndexPageCodec.encodePage(entries[start..<min(start + full, entries.count)])
+            file += PageCodec.encode(kind: .index, payload: payload, generation: generation)
+        }
+        XCTAssertEqual(fullPages.count, 4, "10,000 entries: three full pages and one of 172")
+        let directoryOffset = UInt64(file.count)
+        file += PageCodec.encode(kind: .indexDirectory, payload: IndexPageCodec.encodeDirectory(pageOffsets: fullPages, totalEntries: UInt64(entries.count)), generation: generation)
+        var newRoot = root
+        newRoot.generation = generation
+        newRoot.dataEnd = UInt64(file.count)
+        newRoot.indexDirectoryOffset = directoryOffset
+        let slotOffset = BinaryStoreLayout.rootSlotOffsets[1 - slot]
+        file.replaceSubrange(slotOffset..<(slotOffset + BinaryStoreLayout.rootSlotSize), with: newRoot.encoded())
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        XCTAssertGreaterThan(BinaryStoreLayout.pageHeaderSize + 4 + 20 * full, BinaryStore.indexPageReadAhead(objectCount: UInt64(itemCount)))
+
+        // Lookups before the index is loaded, at each page's ends, then a change in the second page.
+        store = try open(path)
+        XCTAssertEqual(try indexPages(store), fullPages)
+        for key in [1, Int64(full), Int64(full) + 1, 2 * Int64(full), 2 * Int64(full) + 1, 3 * Int64(full) + 1, itemCount] {
+            XCTAssertEqual(try store.row(for: item(key))?.objectID, item(key), "key \(key)")
+        }
+        XCTAssertNil(try store.row(for: item(itemCount + 1)))
+        XCTAssertFalse(store.indexLoaded)
+        var changed = try XCTUnwrap(store.row(for: item(5_000)))
+        changed.slots[try XCTUnwrap(changed.layout.slot(of: "text"))] = .string("changed")
+        _ = try store.save(StoreChangeSet(updated: [changed]))
+        try store.checkpoint()
+        XCTAssertFalse(store.indexLoaded, "the checkpoint read only the page the change fell in")
+        let mixed = try indexPages(store)
+        let (mixedRoot, mixedEntityCount) = store.rw.withReadLock { (store.root, store.catalog.entities.count) }
+        var sizes: [Int] = []
+        var previous: IndexEntry?
+        for offset in mixed {
+            let page = try BinaryStore.checkedIndexPage(store.dataFile, at: offset, root: mixedRoot, entityCount: mixedEntityCount)
+            sizes.append(page.count)
+            if let previous, let first = page.first {
+                XCTAssertLessThan(IndexKey(previous), IndexKey(first), "pages in order")
+            }
+            previous = page.last
+        }
+        XCTAssertEqual(Array(mixed.prefix(1)), [fullPages[0]], "the first full page is listed again")
+        XCTAssertEqual(Array(mixed.suffix(2)), Array(fullPages.suffix(2)), "so are the last two")
+        XCTAssertEqual(sizes.first, full)
+        XCTAssertTrue(sizes.dropFirst().dropLast(2).allSatisfy { $0 <= BinaryStoreLayout.indexEntriesPerWrittenPageAtLeast }, "\(sizes)")
+        XCTAssertEqual(sizes.reduce(0, +), Int(itemCount))
+        try store.close()
+
+        store = try open(path)
+        for key in [1, Int64(full), Int64(full) + 1, 4_999, 5_000, 5_001, 2 * Int64(full), 2 * Int64(full) + 1, itemCount] {
+            XCTAssertEqual(try store.row(for: item(key))?.objectID, item(key), "key \(key) after the reopen")
+        }
+        XCTAssertEqual(try store.row(for: item(5_000))?["text"], .string("changed"))
+        XCTAssertEqual(try store.objectCounts()["Item"], Int(itemCount))
+        XCTAssertTrue(store.indexLoaded)
+        for key in 1...itemCount where key % 97 == 0 {
+            XCTAssertEqual(try store.row(for: item(key))?.objectID, item(key), "key \(key), index loaded")
+        }
+        let verification = try store.verify()
+        XCTAssertTrue(verification.isIntact, "\(verification)")
+        try store.compact()
+        XCTAssertTrue(try indexPages(store).count > mixed.count, "compaction writes every page at today's size")
+        XCTAssertEqual(try store.objectCounts()["Item"], Int(itemCount))
+        XCTAssertTrue(try store.verify().isIntact)
+        try store.close()
+    }
+
     /// The index pages of the store's current checkpoint, as its directory lists them.
     private func indexPages(_ store: BinaryStore) throws -> [UInt64] {
         try XCTUnwrap(try BinaryStore.readIndexDirectory(store.dataFile, root: store.root)).pageOffsets

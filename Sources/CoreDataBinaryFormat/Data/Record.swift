@@ -173,13 +173,13 @@ public enum RecordCodec {
         return bytes.withUnsafeBufferPointer { buffer -> RecordHeader? in
             guard let base = buffer.baseAddress else { return nil }
             var cursor = RawCursor(base: base, position: start, end: limit)
-            return header(&cursor, entityCount: entityCount)
+            return rawHeader(&cursor, entityCount: entityCount)
         }
     }
 
     /// The header at `cursor` with the checks of ``header(_:catalog:)`` and no error words:
     /// `nil` for anything they would reject, which the caller then reads with the checked reader.
-    static func header(_ cursor: inout RawCursor, entityCount: Int) -> RecordHeader? {
+    static func rawHeader(_ cursor: inout RawCursor, entityCount: Int) -> RecordHeader? {
         guard let rawKind = cursor.byte(), let kind = RecordHeader.Kind(rawValue: rawKind),
               let entity = cursor.varint(), entity < UInt64(max(0, entityCount)),
               let key = cursor.varint(), key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey),

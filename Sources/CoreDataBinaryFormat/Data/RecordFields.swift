@@ -55,7 +55,7 @@ extension RecordCodec {
         return bytes.withUnsafeBufferPointer { buffer -> RecordHeader? in
             guard let base = buffer.baseAddress else { return nil }
             var cursor = RawCursor(base: base, position: start, end: limit)
-            guard let head = RecordCodec.header(&cursor, entityCount: catalog.entities.count), let count = cursor.varint() else { return nil }
+            guard let head = RecordCodec.rawHeader(&cursor, entityCount: catalog.entities.count), let count = cursor.varint() else { return nil }
             let propertyCount = catalog.entities[head.entityID].properties.count
             guard count <= UInt64(propertyCount) else { return nil }
             guard head.kind == .row else { return head }
@@ -79,7 +79,7 @@ extension RecordCodec {
         }
     }
 
-    /// ``decode(_:from:to:catalog:layouts:)`` over the bytes in place for a record of an entity
+    /// ``decode(_:from:to:catalog:layouts:external:)`` over the bytes in place for a record of an entity
     /// `layouts` covers: `nil` for anything else, and for any damage (the checked decoder then
     /// words the error).
     static func decodeRaw(_ bytes: [UInt8], from start: Int, to end: Int, catalog: Catalog, layouts: RecordLayouts) -> (RecordHeader, StoreRow?)? {
@@ -88,17 +88,13 @@ extension RecordCodec {
         return bytes.withUnsafeBufferPointer { buffer -> (RecordHeader, StoreRow?)? in
             guard let base = buffer.baseAddress else { return nil }
             var cursor = RawCursor(base: base, position: start, end: limit)
-            guard let kindByte = cursor.byte(), let kind = RecordHeader.Kind(rawValue: kindByte),
-                  let entityID = cursor.varint(), entityID < UInt64(catalog.entities.count), entityID < UInt64(layouts.entities.count),
-                  let key = cursor.varint(), key >= 1, key <= UInt64(BinaryStoreLayout.largestPrimaryKey),
-                  let version = cursor.varint(), version <= BinaryStoreLayout.largestCounter,
-                  let count = cursor.varint()
+            guard let head = RecordCodec.rawHeader(&cursor, entityCount: catalog.entities.count),
+                  head.entityID < layouts.entities.count, let count = cursor.varint()
             else { return nil }
-            let entity = Int(entityID)
+            let entity = head.entityID
             let columns = layouts.entities[entity].slotOfColumn
             guard columns.count == catalog.entities[entity].properties.count, count <= UInt64(columns.count) else { return nil }
-            let head = RecordHeader(kind: kind, entityID: entity, primaryKey: Int64(key), version: Int64(version))
-            guard kind == .row else { return count == 0 && cursor.remaining == 0 ? (head, nil) : nil }
+            guard head.kind == .row else { return count == 0 && cursor.remaining == 0 ? (head, nil) : nil }
             let layout = layouts.entities[entity].layout
             var slots: [StoreValue?] = .emptySlots(layout.count)
             var previous = -1
@@ -112,8 +108,8 @@ extension RecordCodec {
                 if slot >= 0 { slots[slot] = value }
             }
             guard cursor.remaining == 0 else { return nil }
-            let id = StoreObjectID(entity: catalog.entities[entity].number, primaryKey: Int64(key))
-            return (head, StoreRow(objectID: id, version: Int64(version), layout: layout, slots: slots))
+            let id = StoreObjectID(entity: catalog.entities[entity].number, primaryKey: head.primaryKey)
+            return (head, StoreRow(objectID: id, version: head.version, layout: layout, slots: slots))
         }
     }
 
