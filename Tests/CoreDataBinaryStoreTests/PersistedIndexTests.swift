@@ -209,25 +209,14 @@ final class PersistedIndexTests: XCTestCase {
 
         // The index again, in full pages, appended with a root that lists them.
         let full = BinaryStoreLayout.indexEntriesPerPage
-        var file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        XCTAssertEqual(UInt64(file.count), root.dataEnd)
-        let generation = root.generation + 1
+        var checkpoint = try AppendedCheckpoint(path: path, root: root, slot: slot)
         var fullPages: [UInt64] = []
         for start in stride(from: 0, to: entries.count, by: full) {
-            fullPages.append(UInt64(file.count))
-            let payload = IndexPageCodec.encodePage(entries[start..<min(start + full, entries.count)])
-            file += PageCodec.encode(kind: .index, payload: payload, generation: generation)
+            fullPages.append(checkpoint.append(.index, IndexPageCodec.encodePage(entries[start..<min(start + full, entries.count)])))
         }
         XCTAssertEqual(fullPages.count, 4, "10,000 entries: three full pages and one of 172")
-        let directoryOffset = UInt64(file.count)
-        file += PageCodec.encode(kind: .indexDirectory, payload: IndexPageCodec.encodeDirectory(pageOffsets: fullPages, totalEntries: UInt64(entries.count)), generation: generation)
-        var newRoot = root
-        newRoot.generation = generation
-        newRoot.dataEnd = UInt64(file.count)
-        newRoot.indexDirectoryOffset = directoryOffset
-        let slotOffset = BinaryStoreLayout.rootSlotOffsets[1 - slot]
-        file.replaceSubrange(slotOffset..<(slotOffset + BinaryStoreLayout.rootSlotSize), with: newRoot.encoded())
-        try Data(file).write(to: URL(fileURLWithPath: path))
+        checkpoint.root.indexDirectoryOffset = checkpoint.append(.indexDirectory, IndexPageCodec.encodeDirectory(pageOffsets: fullPages, totalEntries: UInt64(entries.count)))
+        try checkpoint.write(to: path)
         XCTAssertGreaterThan(BinaryStoreLayout.pageHeaderSize + 4 + 20 * full, BinaryStore.indexPageReadAhead(objectCount: UInt64(itemCount)))
 
         // Lookups before the index is loaded, at each page's ends, then a change in the second page.

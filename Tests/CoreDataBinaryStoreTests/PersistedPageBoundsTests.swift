@@ -215,22 +215,11 @@ final class PersistedPageBoundsTests: XCTestCase {
 
         let wrong = try XCTUnwrap(entries.firstIndex { $0.bounds != .unbounded })
         entries[wrong].bounds.low += 1
-        var file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        XCTAssertEqual(UInt64(file.count), root.dataEnd)
-        let generation = root.generation + 1
-        let pageOffset = UInt64(file.count)
-        file += PageCodec.encode(kind: .pageBounds, payload: PageBoundsCodec.encodePage(entries[...]), generation: generation)
-        let directoryOffset = UInt64(file.count)
-        file += PageCodec.encode(
-            kind: .pageBoundsDirectory, payload: PageBoundsCodec.encodeDirectory([PageBoundsListing(offset: pageOffset, entryCount: UInt32(entries.count))]),
-            generation: generation)
-        var newRoot = root
-        newRoot.generation = generation
-        newRoot.dataEnd = UInt64(file.count)
-        newRoot.pageBoundsDirectoryOffset = directoryOffset
-        let slotOffset = BinaryStoreLayout.rootSlotOffsets[1 - slot]
-        file.replaceSubrange(slotOffset..<(slotOffset + BinaryStoreLayout.rootSlotSize), with: newRoot.encoded())
-        try Data(file).write(to: URL(fileURLWithPath: path))
+        var checkpoint = try AppendedCheckpoint(path: path, root: root, slot: slot)
+        let pageOffset = checkpoint.append(.pageBounds, PageBoundsCodec.encodePage(entries[...]))
+        let directoryOffset = checkpoint.append(.pageBoundsDirectory, PageBoundsCodec.encodeDirectory([PageBoundsListing(offset: pageOffset, entryCount: UInt32(entries.count))]))
+        checkpoint.root.pageBoundsDirectoryOffset = directoryOffset
+        try checkpoint.write(to: path)
 
         store = try open(path)
         XCTAssertEqual(store.rw.withReadLock { store.root.pageBoundsDirectoryOffset }, directoryOffset)

@@ -179,6 +179,7 @@ public enum RecordCodec {
 
     /// The header at `cursor` with the checks of ``header(_:catalog:)`` and no error words:
     /// `nil` for anything they would reject, which the caller then reads with the checked reader.
+    @inline(__always)
     static func rawHeader(_ cursor: inout RawCursor, entityCount: Int) -> RecordHeader? {
         guard let rawKind = cursor.byte(), let kind = RecordHeader.Kind(rawValue: rawKind),
               let entity = cursor.varint(), entity < UInt64(max(0, entityCount)),
