@@ -20,6 +20,8 @@ final class BinaryUsers: Sendable {
         if let checkpointThreshold { options.checkpointThreshold = checkpointThreshold }
         if let fileSystem { options.fileSystem = fileSystem }
         options.exclusiveAccess = ProcessInfo.processInfo.environment["BENCH_EXCLUSIVE"] == "1"
+        // An experiment's knob, never a default: the figures on record use the store's own.
+        if let mebibytes = ProcessInfo.processInfo.environment["BENCH_PAGE_CACHE_MIB"].flatMap({ Int($0) }) { options.pageCacheBytes = mebibytes << 20 }
         self.path = path
         store = try BinaryStore(path: path, model: model, metadata: metadata, options: options)
         guard let entity = model.entitiesByName["User"] else { fatalError("benchmark model has no User entity") }

@@ -24,6 +24,11 @@ final class SQLiteUsers {
         try exec("PRAGMA main.journal_size_limit=-1")
         try exec("PRAGMA synchronous=\(synchronous)")
         if !autocheckpoint { try exec("PRAGMA wal_autocheckpoint=0") }
+        // An experiment's knobs (SQLite's best against a larger page cache of ours), never the
+        // figures on record, which use SQLite's defaults.
+        let environment = ProcessInfo.processInfo.environment
+        if let mebibytes = environment["BENCH_SQLITE_CACHE_MIB"].flatMap({ Int($0) }) { try exec("PRAGMA cache_size=-\(mebibytes * 1024)") }
+        if let mebibytes = environment["BENCH_SQLITE_MMAP_MIB"].flatMap({ Int($0) }) { try exec("PRAGMA mmap_size=\(mebibytes << 20)") }
     }
 
     deinit { sqlite3_close_v2(db) }

@@ -97,17 +97,23 @@ extension RecordCodec {
             guard head.kind == .row else { return count == 0 && cursor.remaining == 0 ? (head, nil) : nil }
             let layout = layouts.entities[entity].layout
             var slots: [StoreValue?] = .emptySlots(layout.count)
-            var previous = -1
-            for _ in 0..<Int(count) {
-                guard let rawIndex = cursor.varint(), rawIndex < UInt64(columns.count), Int(rawIndex) > previous,
-                      let rawTag = cursor.byte(), let tag = Tag(rawValue: rawTag),
-                      let value = rawValue(tag, &cursor, bytes: bytes, catalog: catalog)
-                else { return nil }
-                previous = Int(rawIndex)
-                let slot = columns[previous]
-                if slot >= 0 { slots[slot] = value }
+            // Written through the buffer: a subscript write to the array checks its uniqueness
+            // and copies the old value out, per field (a tenth of a point lookup's decode).
+            let complete = slots.withUnsafeMutableBufferPointer { slots -> Bool in
+                var previous = -1
+                for _ in 0..<Int(count) {
+                    guard let rawIndex = cursor.varint(), rawIndex < UInt64(columns.count), Int(rawIndex) > previous,
+                          let rawTag = cursor.byte(), let tag = Tag(rawValue: rawTag),
+                          let value = rawValue(tag, &cursor, bytes: bytes, catalog: catalog)
+                    else { return false }
+                    previous = Int(rawIndex)
+                    // The layout's own table: every slot it names is inside the layout.
+                    let slot = columns[previous]
+                    if slot >= 0 { slots[slot] = value }
+                }
+                return cursor.remaining == 0
             }
-            guard cursor.remaining == 0 else { return nil }
+            guard complete else { return nil }
             let id = StoreObjectID(entity: catalog.entities[entity].number, primaryKey: head.primaryKey)
             return (head, StoreRow(objectID: id, version: head.version, layout: layout, slots: slots))
         }

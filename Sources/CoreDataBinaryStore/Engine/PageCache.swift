@@ -33,24 +33,29 @@ final class PageCache: @unchecked Sendable {
     private struct Table {
         let capacity: Int
         var slots: [Slot] = []
-        var positions: [UInt64: Int] = [:]
+        var positions = PagePositionTable()
         var hand = 0
         var used = 0
+        var counts = PageCacheStatistics.Counts()
 
         mutating func get(_ key: UInt64) -> Entry? {
-            guard let position = positions[key] else { return nil }
+            guard let position = positions.position(of: key) else {
+                counts.misses &+= 1
+                return nil
+            }
+            counts.hits &+= 1
             slots[position].referenced = true
             return slots[position].entry
         }
 
         mutating func put(_ key: UInt64, _ entry: Entry, cost: Int) {
-            if let position = positions[key] {
+            if let position = positions.position(of: key) {
                 used += cost - slots[position].entry.cost
                 slots[position].entry = entry
                 return
             }
             while used + cost > capacity, !slots.isEmpty { evictOne() }
-            positions[key] = slots.count
+            positions.set(key, position: slots.count)
             slots.append(Slot(key: key, entry: entry, referenced: false))
             used += cost
         }
@@ -64,12 +69,13 @@ final class PageCache: @unchecked Sendable {
                     continue
                 }
                 let victim = slots[hand]
+                counts.evictions &+= 1
                 used -= victim.entry.cost
-                positions[victim.key] = nil
+                positions.remove(victim.key)
                 let last = slots.count - 1
                 if hand != last {
                     slots[hand] = slots[last]
-                    positions[slots[hand].key] = hand
+                    positions.set(slots[hand].key, position: hand)
                 }
                 slots.removeLast()
                 return
@@ -78,10 +84,10 @@ final class PageCache: @unchecked Sendable {
 
         mutating func removeAll(where predicate: (UInt64) -> Bool) {
             slots = slots.filter { !predicate($0.key) }
-            positions = [:]
+            positions.removeAll()
             used = 0
             for (index, slot) in slots.enumerated() {
-                positions[slot.key] = index
+                positions.set(slot.key, position: index)
                 used += slot.entry.cost
             }
             hand = 0
@@ -110,6 +116,13 @@ final class PageCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         table.put(key, entry, cost: cost)
+    }
+
+    /// The counts so far and what the cache holds now.
+    var statistics: PageCacheStatistics {
+        lock.lock()
+        defer { lock.unlock() }
+        return PageCacheStatistics(counts: table.counts, entries: table.slots.count, bytes: table.used, capacity: capacity)
     }
 
     /// Drops every entry whose key matches, e.g. all log blocks when the log starts over.
