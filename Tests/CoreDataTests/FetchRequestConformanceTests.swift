@@ -149,6 +149,62 @@ final class FetchRequestConformanceTests: XCTestCase {
         }
     }
 
+    /// `stalenessInterval`: a fault fills from the row its fetch read while the interval allows
+    /// (a negative one, the default, always), and reads the store's current row once more than
+    /// the interval has passed (`0`: at once). Reading a to-one's ID from such a fault goes the
+    /// same way. Objects already filled keep their values.
+    func testStalenessIntervalDecidesWhetherAFetchedFaultReadsTheStoreAgain() {
+        forEachStore { kind, container in
+            try seedLibrary(container.viewContext)
+            let contexts = [-1, 0, 0.05, 3_600].map { (interval: TimeInterval) -> NSManagedObjectContext in
+                let context = container.newBackgroundContext()
+                context.stalenessInterval = interval
+                return context
+            }
+            XCTAssertEqual(contexts.map(\.stalenessInterval), [-1, 0, 0.05, 3_600])
+            // Each context: Ada and the book Notes as faults holding the fetch's rows, and Grace filled.
+            let fetched = try contexts.map { context in
+                try context.performAndWait { () throws -> (ada: NSManagedObject, notes: NSManagedObject, grace: NSManagedObject) in
+                    let ada = try XCTUnwrap(try context.fetch(makeRequest("Author", "name == 'Ada'")).first)
+                    let notes = try XCTUnwrap(try context.fetch(makeRequest("Book", "title == 'Notes'")).first)
+                    let grace = try XCTUnwrap(try context.fetch(makeRequest("Author", "name == 'Grace'")).first)
+                    XCTAssertTrue(ada.isFault && notes.isFault, "[\(kind)]")
+                    XCTAssertEqual(grace.value(forKey: "rating") as? Int16, 4, "[\(kind)]")
+                    return (ada, notes, grace)
+                }
+            }
+            let view = container.viewContext
+            let ada = try XCTUnwrap(try view.all("Author", where: "name == 'Ada'").first)
+            let alan = try XCTUnwrap(try view.all("Author", where: "name == 'Alan'").first)
+            let grace = try XCTUnwrap(try view.all("Author", where: "name == 'Grace'").first)
+            ada.setValue(Int16(1), forKey: "rating")
+            grace.setValue(Int16(3), forKey: "rating")
+            try XCTUnwrap(try view.all("Book", where: "title == 'Notes'").first).setValue(alan, forKey: "author")
+            try view.save()
+            Thread.sleep(forTimeInterval: 0.1)
+
+            // Stale for 0 and 0.05 s (0.1 s have passed); fresh for any age and for an hour.
+            let expectsCurrent = [false, true, true, false]
+            for index in contexts.indices {
+                let context = contexts[index], objects = fetched[index], interval = context.stalenessInterval
+                context.performAndWait {
+                    let authorIDs = objects.notes.objectIDs(forRelationshipNamed: "author")
+                    XCTAssertEqual(authorIDs, [expectsCurrent[index] ? alan.objectID : ada.objectID], "[\(kind)] interval \(interval): the to-one's ID")
+                    XCTAssertEqual(objects.ada.value(forKey: "rating") as? Int16, expectsCurrent[index] ? 1 : 5, "[\(kind)] interval \(interval)")
+                    XCTAssertEqual(objects.grace.value(forKey: "rating") as? Int16, 4, "[\(kind)] interval \(interval): a filled object keeps its values")
+                }
+            }
+
+            // reset() starts the age over: a fault fetched after it, within an hour, keeps its fetch's row.
+            let patient = contexts[3]
+            patient.performAndWait { patient.reset() }
+            let again = try patient.performAndWait { try XCTUnwrap(try patient.fetch(makeRequest("Author", "name == 'Ada'")).first) }
+            ada.setValue(Int16(2), forKey: "rating")
+            try view.save()
+            patient.performAndWait { XCTAssertEqual(again.value(forKey: "rating") as? Int16, 1, "[\(kind)] the row of the fetch after reset()") }
+        }
+    }
+
     func testReturnsObjectsAsFaults() {
         forEachStore { kind, container in
             try seedLibrary(container.viewContext)

@@ -44,6 +44,7 @@ enum StoreKind: CaseIterable, CustomStringConvertible {
             "testUniquenessConstraintConflict()": "uniqueness constraints are the incremental store's to enforce",
             "testUniquenessConflictsResolvedByMergePolicies()": "uniqueness constraints are the incremental store's to enforce",
             "testFetchedFaultsKeepTheValuesTheFetchRead()": "an incremental store reads an object's values when its fault fires, not with the fetch",
+            "testStalenessIntervalDecidesWhetherAFetchedFaultReadsTheStoreAgain()": "an incremental store reads an object's values when its fault fires, not with the fetch",
         ],
     ]
 

@@ -43,7 +43,7 @@ extension NSManagedObjectContext {
     func fillFaults(_ faults: [NSManagedObject]) {
         var byStore: [ObjectIdentifier: (store: NSPersistentStore, objects: [StoreObjectID: NSManagedObject])] = [:]
         for object in faults where object.isFaultState {
-            if object.fillFromPrefetchedRow() {
+            if fillFromFreshPrefetchedRow(object) {
                 object.awakeFromFetch()
                 continue
             }

@@ -334,6 +334,7 @@ extension NSManagedObjectContext {
             if existing.isFaultState {
                 if asFault {
                     existing.prefetchedRow = row
+                    notePrefetch()
                 } else {
                     existing.fill(from: row)
                     existing.awakeFromFetch()
@@ -348,7 +349,10 @@ extension NSManagedObjectContext {
         } else {
             makeObject(fetched: entity, store: store, primaryKey: row.objectID.primaryKey, key: key, row: asFault ? nil : row, objectClass: entities.lastClass)
         }
-        if asFault { object.prefetchedRow = row }
+        if asFault {
+            object.prefetchedRow = row
+            notePrefetch()
+        }
         return object
     }
 
@@ -392,7 +396,7 @@ extension NSManagedObjectContext {
         var faults: [StoreObjectID: NSManagedObject] = [:]
         var ids: [StoreObjectID] = []
         for object in objects where object.isFaultState {
-            if object.fillFromPrefetchedRow() {
+            if fillFromFreshPrefetchedRow(object) {
                 if !isStoreSide { object.awakeFromFetch() }
             } else if let id = object.storeLocation?.id, faults.updateValue(object, forKey: id) == nil {
                 ids.append(id)

@@ -87,12 +87,46 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// handed: their objects are the store's working copies, so lifecycle hooks
     /// (`awakeFromFetch`) and registration notices to the store stay silent.
     @exclusivity(unchecked) var isStoreSide = false
-    /// How old cached row data may be when a fault fires; negative (the default) for any age.
+    /// How old the row data a fetch left with a fault may be when the fault fires, in seconds;
+    /// negative (the default) for any age, `0` for none.
     ///
-    /// Kept for source compatibility, no effect: there is no row cache, so every fault that fires
-    /// reads the store's current row (as an interval of `0` would). That meets every setting:
-    /// Apple allows, but does not require, cached data within the interval.
+    /// A fetch that returns faults (`returnsObjectsAsFaults`, the default) keeps the row it read
+    /// with each fault, and firing the fault fills it from that row: the values of the fetch's
+    /// time, as Apple's cached snapshots are. When more than the interval has passed, firing a
+    /// fault reads the store's current row instead. As on Apple's platforms, the interval does
+    /// not touch objects already filled; ``refresh(_:mergeChanges:)`` does.
+    ///
+    /// The age is measured from the context's oldest fetch since its last ``reset()`` (objects
+    /// keep no time of their own, which would cost every fetched object a word), so a fault may
+    /// be read again sooner than the interval asks, never later. There is no row cache shared
+    /// between contexts: a fault with no row of its own always reads the store.
     public var stalenessInterval: TimeInterval = -1
+    /// When the oldest row a fetch left with a fault was read (``stalenessInterval``); `nil`
+    /// until a fetch leaves one, and again after ``reset()``.
+    @exclusivity(unchecked) var oldestPrefetch: ContinuousClock.Instant?
+
+    /// Notes that a fetch leaves rows with faults (once per fetch; cheap after the first).
+    @inline(__always)
+    func notePrefetch() {
+        if oldestPrefetch == nil { oldestPrefetch = .now }
+    }
+
+    /// Whether rows fetches left with faults may still fill them (``stalenessInterval``).
+    var prefetchedRowsAreFresh: Bool {
+        guard stalenessInterval >= 0, let oldest = oldestPrefetch else { return true }
+        return ContinuousClock.now - oldest <= .seconds(stalenessInterval)
+    }
+
+    /// Fills a fault from the row a fetch left with it, when ``stalenessInterval`` allows;
+    /// otherwise drops that row so that the caller reads the store's. `false` when not filled.
+    func fillFromFreshPrefetchedRow(_ object: NSManagedObject) -> Bool {
+        guard object.hasPrefetchedRow else { return false }
+        guard prefetchedRowsAreFresh else {
+            object.prefetchedRow = nil
+            return false
+        }
+        return object.fillFromPrefetchedRow()
+    }
     /// A label stored with saved transactions (persistent history).
     public var transactionAuthor: String?
     /// Whether reading a property of this context's objects registers the read with the
@@ -596,7 +630,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
             return
         }
-        if object.fillFromPrefetchedRow() {
+        if fillFromFreshPrefetchedRow(object) {
             if !isStoreSide { object.awakeFromFetch() }
             return
         }
@@ -630,6 +664,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         noteUnregistered(registered.listeningKeys)
         for object in forgotten { object.managedObjectContext = nil }
         registered.removeAll()
+        oldestPrefetch = nil
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]
