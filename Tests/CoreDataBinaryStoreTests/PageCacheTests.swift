@@ -41,22 +41,33 @@ final class PageCacheTests: XCTestCase {
         }
     }
 
-    /// Keys that all hash to neighbouring buckets: removing from the front of a run must move
-    /// the rest back so that each stays reachable, including runs that wrap past the last bucket.
+    /// Keys made to hash to the last buckets and the first (by the multiplier's inverse modulo
+    /// 2^64): their probe run wraps past the end of the table. Removing any one of them must
+    /// move the rest back so that each stays reachable from its home bucket.
     func testRemovalInsideWrappingRunsKeepsEveryKeyReachable() {
-        var table = PagePositionTable(minimumCapacity: 8)
-        // Consecutive multiples of 2^61: the multiply sends them to few distinct buckets.
-        let keys = (0..<6).map { UInt64($0) << 61 | UInt64($0) }
-        for (position, key) in keys.enumerated() { table.set(key, position: position) }
+        // The multiplier's inverse: (k * inverse) * multiplier == k, so a key built as
+        // (bucket << 60 + j) * inverse hashes to `bucket` in a table of 16 buckets.
+        let inverse: UInt64 = 0xF1DE_83E1_9937_733D
+        func key(bucket: UInt64, _ j: UInt64) -> UInt64 { ((bucket << 60) &+ j) &* inverse }
+        let homes: [(UInt64, UInt64)] = [(14, 0), (15, 0), (15, 1), (0, 0), (14, 1), (0, 1), (1, 0)]
+        let keys = homes.map { key(bucket: $0.0, $0.1) }
+        XCTAssertEqual(keys[1], 0x3000_0000_0000_0000, "the inverse is the multiplier's")
         for removed in keys.indices {
-            var copy = table
-            copy.remove(keys[removed])
+            var table = PagePositionTable(minimumCapacity: 8)  // 16 buckets
+            for (position, key) in keys.enumerated() { table.set(key, position: position) }
+            table.remove(keys[removed])
+            XCTAssertEqual(table.count, keys.count - 1)
             for (position, key) in keys.enumerated() {
-                XCTAssertEqual(copy.position(of: key), position == removed ? nil : position, "removing key \(removed)")
+                XCTAssertEqual(table.position(of: key), position == removed ? nil : position, "removing key \(removed)")
             }
+            // Put back, the key is found again and the others are untouched.
+            table.set(keys[removed], position: 99)
+            for (position, key) in keys.enumerated() { XCTAssertEqual(table.position(of: key), position == removed ? 99 : position) }
         }
+        var table = PagePositionTable(minimumCapacity: 8)
+        table.set(keys[0], position: 0)
         table.remove(12_345)  // not held: nothing changes
-        XCTAssertEqual(table.count, keys.count)
+        XCTAssertEqual(table.count, 1)
     }
 
     /// A store counts its cache's hits and misses, and the cache keeps to its bound: a second

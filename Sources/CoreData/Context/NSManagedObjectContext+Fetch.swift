@@ -214,6 +214,9 @@ extension NSManagedObjectContext {
             }
             let total = runs.reduce(0) { $0 + $1.count }
             progress?.expect(total)
+            // Rows already past the staleness interval go before this fetch's are noted, so
+            // that its rows count from now, not from the expired fetch's time.
+            if request.returnsObjectsAsFaults, stalenessInterval >= 0 { _ = prefetchedRowsAreFresh() }
             objects.reserveCapacity(objects.count + total)
             // Only into an empty registry: a refetch of registered objects must not double it.
             if registered.count == 0 { registered.reserveCapacity(total) }

@@ -96,32 +96,43 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// fault reads the store's current row instead. As on Apple's platforms, the interval does
     /// not touch objects already filled; ``refresh(_:mergeChanges:)`` does.
     ///
-    /// The age is measured from the context's oldest fetch since its last ``reset()`` (objects
-    /// keep no time of their own, which would cost every fetched object a word), so a fault may
-    /// be read again sooner than the interval asks, never later. There is no row cache shared
-    /// between contexts: a fault with no row of its own always reads the store.
+    /// Objects keep no fetch time of their own (it would cost every fetched object a word): the
+    /// age is measured from the oldest fetch whose rows faults may still hold. When that one is
+    /// older than the interval, the context drops the rows every fault holds and measures later
+    /// fetches from their own time. A fault may so be read again sooner than the interval asks,
+    /// never later. There is no row cache shared between contexts: a fault with no row of its
+    /// own always reads the store. A value that is not a number counts as negative.
+    ///
+    /// Complexity: each time the rows expire, one pass over the context's registered objects.
     public var stalenessInterval: TimeInterval = -1
-    /// When the oldest row a fetch left with a fault was read (``stalenessInterval``); `nil`
-    /// until a fetch leaves one, and again after ``reset()``.
+    /// When the oldest row faults may still hold was read (``stalenessInterval``); `nil` while
+    /// none holds one (none fetched since ``reset()`` or since the rows last expired).
     @exclusivity(unchecked) var oldestPrefetch: ContinuousClock.Instant?
 
-    /// Notes that a fetch leaves rows with faults (once per fetch; cheap after the first).
+    /// Notes that a fetch leaves a row with a fault: the clock is read for the first row only.
     @inline(__always)
     func notePrefetch() {
         if oldestPrefetch == nil { oldestPrefetch = .now }
     }
 
-    /// Whether rows fetches left with faults may still fill them (``stalenessInterval``).
-    var prefetchedRowsAreFresh: Bool {
+    /// Whether rows fetches left with faults may still fill them (``stalenessInterval``). When
+    /// they may not, drops every such row, so that rows fetched from now on count from their
+    /// own time.
+    func prefetchedRowsAreFresh() -> Bool {
         guard stalenessInterval >= 0, let oldest = oldestPrefetch else { return true }
-        return ContinuousClock.now - oldest <= .seconds(stalenessInterval)
+        // Compared in seconds as Doubles: `Duration.seconds(_:)` traps on an infinite interval.
+        let (seconds, attoseconds) = (ContinuousClock.now - oldest).components
+        if Double(seconds) + Double(attoseconds) * 1e-18 <= stalenessInterval { return true }
+        for object in registered.values where object.hasPrefetchedRow { object.prefetchedRow = nil }
+        oldestPrefetch = nil
+        return false
     }
 
     /// Fills a fault from the row a fetch left with it, when ``stalenessInterval`` allows;
     /// otherwise drops that row so that the caller reads the store's. `false` when not filled.
     func fillFromFreshPrefetchedRow(_ object: NSManagedObject) -> Bool {
         guard object.hasPrefetchedRow else { return false }
-        guard prefetchedRowsAreFresh else {
+        guard prefetchedRowsAreFresh() else {
             object.prefetchedRow = nil
             return false
         }

@@ -87,7 +87,7 @@ extension NSManagedObject {
         if let fromParent = parentRelationships?[key] { return fromParent }
         var row: StoreRow?
         if isFaultState {
-            if let prefetchedRow, managedObjectContext?.prefetchedRowsAreFresh ?? true {
+            if let prefetchedRow, managedObjectContext?.prefetchedRowsAreFresh() ?? true {
                 row = prefetchedRow
             } else if readingStore {
                 fireFaultIfNeeded()
