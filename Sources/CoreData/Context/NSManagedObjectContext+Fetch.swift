@@ -199,6 +199,10 @@ extension NSManagedObjectContext {
                 progress?.advance()
             }
         }
+        // The staleness interval's clock starts before the store reads, so that a row's age
+        // is never counted short by the read's own time.
+        let keepsRows = request.returnsObjectsAsFaults && stalenessInterval != 0
+        let readStarted: ContinuousClock.Instant? = keepsRows && stalenessInterval >= 0 ? .now : nil
         for store in targetStores {
             let answer = try mapStoreError { () throws(StoreError) -> StoreFetchRuns in try readEngine(for: store).executeInRuns(storeRequest) }
             var runs: [[StoreRow]]
@@ -215,8 +219,11 @@ extension NSManagedObjectContext {
             let total = runs.reduce(0) { $0 + $1.count }
             progress?.expect(total)
             // Rows already past the staleness interval go before this fetch's are noted, so
-            // that its rows count from now, not from the expired fetch's time.
-            if request.returnsObjectsAsFaults, stalenessInterval >= 0 { _ = prefetchedRowsAreFresh() }
+            // that its rows count from this read, not from the expired fetch's time.
+            if let readStarted {
+                _ = prefetchedRowsAreFresh()
+                if oldestPrefetch == nil { oldestPrefetch = readStarted }
+            }
             objects.reserveCapacity(objects.count + total)
             // Only into an empty registry: a refetch of registered objects must not double it.
             if registered.count == 0 { registered.reserveCapacity(total) }
@@ -228,7 +235,7 @@ extension NSManagedObjectContext {
                 runs[index] = []
                 for row in run {
                     try progress?.checkCancelled()
-                    objects.append(try register(row, store: store, entities: &entities, asFault: request.returnsObjectsAsFaults, refresh: request.shouldRefreshRefetchedObjects))
+                    objects.append(try register(row, store: store, entities: &entities, asFault: request.returnsObjectsAsFaults, keepsRow: keepsRows, refresh: request.shouldRefreshRefetchedObjects))
                     progress?.advance()
                 }
             }
@@ -324,7 +331,11 @@ extension NSManagedObjectContext {
     /// The context's object for a fetched row: the registered one if any, else a new one.
     /// A registered fault gets the row's values: cached for later, or filled in at once when the
     /// request does not want faults.
-    private func register(_ row: StoreRow, store: NSPersistentStore, entities: inout EntityLookup, asFault: Bool, refresh: Bool) throws -> NSManagedObject {
+    ///
+    /// `keepsRow`: a fault keeps the row to fill from when fired; not with a staleness interval
+    /// of `0`, where any row kept would be too old (and expiring them would cost every fetch a
+    /// pass over the registered objects).
+    private func register(_ row: StoreRow, store: NSPersistentStore, entities: inout EntityLookup, asFault: Bool, keepsRow: Bool, refresh: Bool) throws -> NSManagedObject {
         // Rows come from files; a row of an entity the model lacks is damage, reported, not trapped.
         guard let entity = entities.entity(row.objectID.entity) else {
             throw unknownEntity(row.objectID, store: store)
@@ -336,8 +347,10 @@ extension NSManagedObjectContext {
         if let existing = registered[key, objectID] {
             if existing.isFaultState {
                 if asFault {
-                    existing.prefetchedRow = row
-                    notePrefetch()
+                    if keepsRow {
+                        existing.prefetchedRow = row
+                        notePrefetch()
+                    }
                 } else {
                     existing.fill(from: row)
                     existing.awakeFromFetch()
@@ -352,7 +365,7 @@ extension NSManagedObjectContext {
         } else {
             makeObject(fetched: entity, store: store, primaryKey: row.objectID.primaryKey, key: key, row: asFault ? nil : row, objectClass: entities.lastClass)
         }
-        if asFault {
+        if asFault, keepsRow {
             object.prefetchedRow = row
             notePrefetch()
         }

@@ -27,7 +27,9 @@ extension NSManagedObjectContext {
                         [NSValidationKeyErrorKey: keyPath])
                 }
                 if parent == nil {
-                    // Sources fetched without values are read in one batch, not one by one.
+                    // Sources fetched without values are read in one batch, not one by one;
+                    // so are those whose rows the staleness interval expires.
+                    _ = prefetchedRowsAreFresh()
                     fillFaults(sources.filter { $0.isFaultState && !$0.hasPrefetchedRow })
                 }
                 var seen = Set<ObjectIdentifier>()

@@ -104,7 +104,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// own always reads the store. A value that is not a number counts as negative.
     ///
     /// Complexity: each time the rows expire, one pass over the context's registered objects.
-    public var stalenessInterval: TimeInterval = -1
+    ///
+    /// A fetch under an interval of `0` keeps no rows with its faults: each reads the store when
+    /// it fires.
+    @exclusivity(unchecked) public var stalenessInterval: TimeInterval = -1
     /// When the oldest row faults may still hold was read (``stalenessInterval``); `nil` while
     /// none holds one (none fetched since ``reset()`` or since the rows last expired).
     @exclusivity(unchecked) var oldestPrefetch: ContinuousClock.Instant?
@@ -534,7 +537,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The registered object of a store row, or a new fault for it, found by its registry key:
     /// no `NSManagedObjectID` is made unless the store listens to registrations (it is told
-    /// of IDs). ``register(_:store:entities:asFault:refresh:)`` does the same for a fetch's rows
+    /// of IDs). ``register(_:store:entities:asFault:keepsRow:refresh:)`` does the same for a fetch's rows
     /// inline: as a call to a shared helper, the fetch loop cost some 300 instructions more per
     /// row in retains and releases (callgrind).
     func registeredOrFault(entity: NSEntityDescription, store: NSPersistentStore, id: StoreObjectID) -> NSManagedObject {
