@@ -202,7 +202,7 @@ extension NSManagedObjectContext {
         // The staleness interval's clock starts before the store reads, so that a row's age
         // is never counted short by the read's own time.
         let keepsRows = request.returnsObjectsAsFaults && stalenessInterval != 0
-        let readStarted: ContinuousClock.Instant? = keepsRows && stalenessInterval >= 0 ? .now : nil
+        let readStarted: UInt64? = keepsRows && stalenessInterval >= 0 ? Self.monotonicNanoseconds() : nil
         for store in targetStores {
             let answer = try mapStoreError { () throws(StoreError) -> StoreFetchRuns in try readEngine(for: store).executeInRuns(storeRequest) }
             var runs: [[StoreRow]]
@@ -222,7 +222,7 @@ extension NSManagedObjectContext {
             // that its rows count from this read, not from the expired fetch's time.
             if let readStarted {
                 _ = prefetchedRowsAreFresh()
-                if oldestPrefetch == nil { oldestPrefetch = readStarted }
+                if oldestPrefetch == 0 { oldestPrefetch = readStarted }
             }
             objects.reserveCapacity(objects.count + total)
             // Only into an empty registry: a refetch of registered objects must not double it.

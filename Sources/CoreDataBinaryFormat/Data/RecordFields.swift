@@ -98,7 +98,7 @@ extension RecordCodec {
             let layout = layouts.entities[entity].layout
             var slots: [StoreValue?] = .emptySlots(layout.count)
             // Written through the buffer: a subscript write to the array checks its uniqueness
-            // and copies the old value out, per field (a tenth of a point lookup's decode).
+            // and copies the old value out, per field (about 100 instructions a point lookup).
             let complete = slots.withUnsafeMutableBufferPointer { slots -> Bool in
                 var previous = -1
                 for _ in 0..<Int(count) {
