@@ -117,7 +117,7 @@ final class Runner {
             try record("random lookups by ID, warm", side, operations: n, unit: "lookups") { _ = try store.lookups(keys) }
             let after = store.store.pageCacheStatistics
             let hits = Double(after.counts.hits - before.hits), misses = Double(after.counts.misses - before.misses)
-            note("random lookups by ID, warm", "ours: \(Int((100 * hits / max(1, hits + misses)).rounded()))% page-cache hits (\(after.capacity >> 20) MiB cache)")
+            note("random lookups by ID, warm", "ours: \(Int((100 * hits / max(1, hits + misses)).rounded()))% page-cache hits (\(after.capacity >> 20) MiB cache holding \(after.entries) pages of \(after.bytes / max(1, after.entries)) bytes on average)")
             try record("age > 50 by name, limit 100 (no index), first run", side, operations: 1, unit: "") { _ = try store.olderThan50ByName(limit: 100) }
             try record("age > 50 by name, limit 100 (no index)", side, operations: 1, unit: "") { _ = try store.olderThan50ByName(limit: 100) }
             try record("update 10% (one save)", side, operations: tenth.count, unit: "rows") { try store.updateScores(tenth[...], users: users) }

@@ -67,14 +67,13 @@ public struct RecordEncoder {
     }
 
     private mutating func prepare(_ rowLayout: PropertyLayout) {
-        let columns = layouts.columns(of: rowLayout, entityID: entityID)
-        ordered.removeAll(keepingCapacity: true)
-        unmapped.removeAll(keepingCapacity: true)
-        for slot in 0..<rowLayout.count {
-            let column = columns[slot]
-            if column >= 0 { ordered.append((slot, column)) } else { unmapped.append(slot) }
+        let table = layouts.entities[entityID]
+        if rowLayout === table.layout {
+            (ordered, unmapped) = (table.slotsInColumnOrder, table.slotsWithoutColumn)
+        } else {
+            let columns = layouts.columns(of: rowLayout, entityID: entityID)
+            (ordered, unmapped) = RecordLayouts.Entity.columnOrder(Array(columns.prefix(rowLayout.count)))
         }
-        ordered.sort { $0.column < $1.column }
         layout = rowLayout
     }
 

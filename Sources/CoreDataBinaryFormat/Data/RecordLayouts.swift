@@ -21,6 +21,30 @@ public final class RecordLayouts: Sendable {
         public let columnOfSlot: [Int]
         /// The model's layout of the entity, when there is a model that names it.
         let modelLayout: PropertyLayout?
+        /// For ``layout``: the slots with a column, in increasing column order, and the slots
+        /// without one, so that an encoder made for one save does not sort them again.
+        let slotsInColumnOrder: [(slot: Int, column: Int)]
+        let slotsWithoutColumn: [Int]
+
+        init(layout: PropertyLayout, slotOfColumn: [Int], columnOfSlot: [Int], modelLayout: PropertyLayout?) {
+            self.layout = layout
+            self.slotOfColumn = slotOfColumn
+            self.columnOfSlot = columnOfSlot
+            self.modelLayout = modelLayout
+            (slotsInColumnOrder, slotsWithoutColumn) = Self.columnOrder(columnOfSlot)
+        }
+
+        /// Splits the slots of a layout, given each slot's column (-1 for none), into those
+        /// with a column in increasing column order and those without.
+        static func columnOrder(_ columnOfSlot: [Int]) -> (ordered: [(slot: Int, column: Int)], unmapped: [Int]) {
+            var ordered: [(slot: Int, column: Int)] = []
+            var unmapped: [Int] = []
+            for (slot, column) in columnOfSlot.enumerated() {
+                if column >= 0 { ordered.append((slot, column)) } else { unmapped.append(slot) }
+            }
+            ordered.sort { $0.column < $1.column }
+            return (ordered, unmapped)
+        }
     }
 
     /// The catalog the tables were built for.

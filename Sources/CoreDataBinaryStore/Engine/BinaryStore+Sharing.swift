@@ -249,10 +249,36 @@ extension BinaryStore {
     /// The generation of the root `file` publishes, `nil` when neither slot reads whole (a root
     /// being written this instant).
     static func rootGeneration(of file: any StoreFile) -> UInt64? {
+        rootSlotBytes(of: file).flatMap(rootGeneration(in:))
+    }
+
+    /// Both root slots as one read (Formats/binary-store.md §3), `nil` when the file is short.
+    private static func rootSlotBytes(of file: any StoreFile) -> [UInt8]? {
         let first = BinaryStoreLayout.rootSlotOffsets[0]
         let span = BinaryStoreLayout.rootSlotOffsets[1] + BinaryStoreLayout.rootSlotSize - first
         guard let bytes = try? file.read(at: UInt64(first), count: span), bytes.count == span else { return nil }
-        return RootSlot.newest(in: bytes, base: first)?.root.generation
+        return bytes
+    }
+
+    private static func rootGeneration(in slots: [UInt8]) -> UInt64? {
+        RootSlot.newest(in: slots, base: BinaryStoreLayout.rootSlotOffsets[0])?.root.generation
+    }
+
+    /// ``rootGeneration(of:)``, decoding the slots only when their bytes differ from the last
+    /// ones read (the generation is a function of the bytes, whichever file they came from).
+    /// Caller holds `tailLock`.
+    private func rootGenerationComparingSlots(of file: any StoreFile) -> UInt64? {
+        guard let bytes = Self.rootSlotBytes(of: file) else { return nil }
+        if let seen = rootSlotsSeen, seen.bytes.count == bytes.count,
+           seen.bytes.withUnsafeBytes({ old in bytes.withUnsafeBytes { new in
+               guard let a = old.baseAddress, let b = new.baseAddress else { return false }
+               return memcmp(a, b, new.count) == 0
+           } }) {
+            return seen.generation
+        }
+        let generation = Self.rootGeneration(in: bytes)
+        rootSlotsSeen = (bytes, generation)
+        return generation
     }
 
     /// Reads other processes' saves and checkpoints, unless this handle holds the write lock
@@ -367,7 +393,7 @@ extension BinaryStore {
         let (file, generation, closed) = rw.withReadLock { (dataFile, root.generation, isClosed) }
         guard !closed else { throw .closed }
         var changed = false
-        if Self.rootGeneration(of: file) != generation || replacedDataFile(file) {
+        if rootGenerationComparingSlots(of: file) != generation || replacedDataFile(file) {
             try reloadLocked()
             changed = true
             // The log started over under another process's root: what this handle synced no

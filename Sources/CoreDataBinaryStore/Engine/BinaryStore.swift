@@ -174,6 +174,10 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var tailChain: UInt64
     /// Per entity name, the largest primary key in other processes' saves read from the log.
     var tailHighWater: [String: Int64] = [:]
+    /// The root slots' bytes as `tailLocked` last read them, and the newest generation in them;
+    /// guarded by `tailLock`. Every save of a shared store reads the slots under the write lock,
+    /// and comparing bytes is cheaper than checking two slots' checksums again.
+    var rootSlotsSeen: (bytes: [UInt8], generation: UInt64?)?
     /// Counts what was read from other processes (saves, checkpoints): the writer rebuilds what
     /// it caches from the stored rows (the uniqueness index) when this moved.
     var foreignChanges = 0
@@ -210,6 +214,7 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     public init(path: String, model: NSManagedObjectModel, metadata: StoreMetadata, options: BinaryStoreOptions = BinaryStoreOptions()) throws(StoreError) {
         precondition(options.readOnly || !options.salvagesDamagedLog, "BinaryStoreOptions.salvagesDamagedLog needs readOnly: a salvaged store holds only the saves before the damage and must not be written")
         self.path = path
+        self.logPath = path + "-wal"
         self.options = options
         self.fileSystem = options.fileSystem
         // Rows carry the entity's layout object; a frozen model hands out the same one every time.
@@ -266,7 +271,8 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
         logAllocatedEnd = (try? opened.logFile?.size()) ?? 0
     }
 
-    var logPath: String { path + "-wal" }
+    // Stored, not computed: every save of a shared store hands it to the lock wait.
+    let logPath: String
 
     /// The attributes each entity indexes: first elements of its own and inherited fetch indexes,
     /// and single-attribute uniqueness constraints, where the attribute's type has an order.
