@@ -62,6 +62,32 @@ final class ObjectIdentityTests: XCTestCase {
         }
     }
 
+    /// An inserted object's saved row starts as the values validation converted for it (one
+    /// array, shared): a change after the save leaves its committed values as saved, and the
+    /// next save writes the change and only it.
+    func testAnInsertedObjectChangedAfterItsSaveKeepsItsCommittedValues() {
+        forEachStore { kind, container in
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let ada = context.make("Author", ["name": "Ada", "rating": Int16(5)])
+                try context.save()
+                ada.setValue("Ada L.", forKey: "name")
+                XCTAssertEqual(ada.committedValues(forKeys: ["name"])["name"] as? String, "Ada", "[\(kind)]")
+                XCTAssertEqual(ada.changedValues().keys.sorted(), ["name"], "[\(kind)]")
+                try context.save()
+                let committed = ada.committedValues(forKeys: ["name", "rating"])
+                XCTAssertEqual(committed["name"] as? String, "Ada L.", "[\(kind)]")
+                XCTAssertEqual(committed["rating"] as? Int16, 5, "[\(kind)]")
+            }
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                let stored = try XCTUnwrap(reader.all("Author").first)
+                XCTAssertEqual(stored.value(forKey: "name") as? String, "Ada L.", "[\(kind)]")
+                XCTAssertEqual(stored.value(forKey: "rating") as? Int16, 5, "[\(kind)]")
+            }
+        }
+    }
+
     /// A fault fetched again takes the newer row: firing it shows the other context's save, and
     /// its committed values are that row's.
     func testAFaultFetchedAgainKeepsTheNewerRow() {

@@ -594,6 +594,9 @@ extension NSManagedObject {
         }
         let layout = entity.propertyLayout
         var row: StoreRow
+        // Set when the row starts as the object's converted values (an insert's usual case):
+        // only relationships are left to fill.
+        var attributesInRow = false
         if let committed = committedRow, committed.layout.extends(layout) {
             row = committed
             row.objectID = id
@@ -605,6 +608,9 @@ extension NSManagedObject {
             row.objectID = id
             row.version = version
             for name in layout.names where !row.contains(name) { row[name] = .null }
+        } else if let converted = attributeValues.storedValuesAsRowSlots() {
+            row = StoreRow(objectID: id, version: version, layout: layout, slots: converted)
+            attributesInRow = true
         } else {
             row = StoreRow(objectID: id, version: version, layout: layout, slots: .emptySlots(layout.count))
         }
@@ -614,6 +620,7 @@ extension NSManagedObject {
         for slot in traits.indices where !traits[slot].isTransient {
             let value: StoreValue
             if let type = traits[slot].attributeType {
+                if attributesInRow { continue }
                 if type != .transformableAttributeType {
                     // Converted once: validation already did it, or the row's value is reused.
                     value = attributeValues.storeValue(at: slot, type: type) ?? .null

@@ -155,6 +155,20 @@ struct AttributeSlots {
         return value
     }
 
+    /// The converted values as a row's slot array, shared rather than copied, when they are
+    /// exactly a row's attribute values: an object with no source row (an inserted one) whose
+    /// every plain stored attribute, and nothing else, was converted (validation converts them
+    /// all). The row then costs no building, and the object and its committed row free one
+    /// array between them instead of two. A later change to a slot copies the array once.
+    func storedValuesAsRowSlots() -> [StoreValue?]? {
+        guard source == nil, let plain = table.plainStoredAttributeSlots, stored.count == table.traits.count else { return nil }
+        var present: UInt64 = 0
+        stored.withUnsafeBufferPointer { slots in
+            for slot in slots.indices { if case .some = slots[slot] { present |= 1 << UInt64(slot) } }
+        }
+        return present == plain ? stored : nil
+    }
+
     /// A stored attribute value as the object graph shows it: transformable values through
     /// their transformer (Apple's default, `NSSecureUnarchiveFromData`, when none is named).
     static func objectValue(_ stored: StoreValue, _ attribute: NSAttributeDescription) -> Any? {

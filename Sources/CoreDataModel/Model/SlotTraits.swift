@@ -61,6 +61,12 @@ package final class EntitySlotTable: @unchecked Sendable {
     /// Bit `i` set: slot `i` (below 64) is a non-transformable attribute, whose value converts from
     /// the row on each read instead of being kept.
     package let convertedOnReadSlots: UInt64
+    /// Bit `i` set: slot `i` is a stored attribute that converts directly to a store value
+    /// (``SlotTraits/isPlainStoredAttribute``); `nil` when a row of the entity holds more
+    /// attribute values than those (a stored transformable attribute) or has over 64 slots.
+    /// An inserted object whose converted values cover exactly these slots can hand them to
+    /// the store as its row's slots.
+    package let plainStoredAttributeSlots: UInt64?
 
     package init(layout: PropertyLayout, properties: [NSPropertyDescription]) {
         self.layout = layout
@@ -79,5 +85,11 @@ package final class EntitySlotTable: @unchecked Sendable {
         }
         storedAttributeSlots = stored
         convertedOnReadSlots = converted
+        var plain: UInt64 = 0
+        var onlyPlain = traits.count <= 64
+        for (slot, traits) in traits.enumerated() where slot < 64 && traits.attributeType != nil && !traits.isTransient {
+            if traits.isPlainStoredAttribute { plain |= 1 << UInt64(slot) } else { onlyPlain = false }
+        }
+        plainStoredAttributeSlots = onlyPlain ? plain : nil
     }
 }
