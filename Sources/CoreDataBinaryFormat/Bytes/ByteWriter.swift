@@ -50,12 +50,16 @@ public struct ByteWriter {
     public mutating func zeros(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: count)) }
 
     /// Overwrites 4 bytes at `offset` (for lengths known only after the body is written).
-    public mutating func patchUInt32(_ value: UInt32, at offset: Int) {
-        for index in 0..<4 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))) }
-    }
+    public mutating func patchUInt32(_ value: UInt32, at offset: Int) { patch(value, at: offset) }
 
     /// Overwrites 8 bytes at `offset`.
-    public mutating func patchUInt64(_ value: UInt64, at offset: Int) {
-        for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
+    public mutating func patchUInt64(_ value: UInt64, at offset: Int) { patch(value, at: offset) }
+
+    /// One bounds check and one uniqueness check for the whole field, not one per byte (every
+    /// log entry patches two fields).
+    @inline(__always)
+    private mutating func patch<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        precondition(offset >= 0 && offset <= bytes.count - MemoryLayout<T>.size, "patch at \(offset) outside the \(bytes.count) bytes written")
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self) }
     }
 }

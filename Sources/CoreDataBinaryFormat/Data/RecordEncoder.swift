@@ -37,33 +37,41 @@ public struct RecordEncoder {
             layout = nil
         }
         if layout !== row.layout { prepare(row.layout) }
-        for slot in unmapped {
-            if let value = row.slots[slot], !value.isNull { return false }
-        }
-        var present = 0
-        for (slot, _) in ordered {
-            if let value = row.slots[slot], !value.isNull { present += 1 }
-        }
-        let start = writer.count
-        writer.uint8(RecordHeader.Kind.row.rawValue)
-        writer.varint(UInt64(entityID))
-        writer.varint(UInt64(bitPattern: row.objectID.primaryKey))
-        writer.varint(UInt64(bitPattern: version))
-        writer.varint(UInt64(present))
-        for (slot, column) in ordered {
-            guard let value = row.slots[slot], !value.isNull else { continue }
-            writer.varint(UInt64(column))
-            if !external.isEmpty, let reference = external[slot] {
-                writer.uint8(RecordCodec.Tag.externalData.rawValue)
-                reference.encode(into: &writer)
-                continue
+        // The slots read in place: a subscript copies each value out (a retain and a release
+        // of a string's storage) and checks its index, twice per slot with the count.
+        return row.slots.withUnsafeBufferPointer { slots in
+            for slot in unmapped where Self.holdsValue(slots[slot]) { return false }
+            var present = 0
+            for (slot, _) in ordered where Self.holdsValue(slots[slot]) { present += 1 }
+            let start = writer.count
+            writer.uint8(RecordHeader.Kind.row.rawValue)
+            writer.varint(UInt64(entityID))
+            writer.varint(UInt64(bitPattern: row.objectID.primaryKey))
+            writer.varint(UInt64(bitPattern: version))
+            writer.varint(UInt64(present))
+            for (slot, column) in ordered where Self.holdsValue(slots[slot]) {
+                writer.varint(UInt64(column))
+                if !external.isEmpty, let reference = external[slot] {
+                    writer.uint8(RecordCodec.Tag.externalData.rawValue)
+                    reference.encode(into: &writer)
+                    continue
+                }
+                guard case .some(let value) = slots[slot], write(value, into: &writer) else {
+                    writer.bytes.removeSubrange(start...)
+                    return false
+                }
             }
-            guard write(value, into: &writer) else {
-                writer.bytes.removeSubrange(start...)
-                return false
-            }
+            return true
         }
-        return true
+    }
+
+    /// Whether a slot holds a value to write (null values are not written, §5).
+    @inline(__always)
+    private static func holdsValue(_ value: StoreValue?) -> Bool {
+        switch value {
+        case .none, .some(.null): return false
+        default: return true
+        }
     }
 
     private mutating func prepare(_ rowLayout: PropertyLayout) {
