@@ -83,6 +83,32 @@ final class BinaryStoreEngineTests: XCTestCase {
         try reopened.close()
     }
 
+    /// A row in its entity's own layout has only its relationship slots looked at for
+    /// references: a dangling to-one or to-many there is still refused, naming the property,
+    /// and a row whose references all exist saves.
+    func testRowsInTheModelsLayoutAreCheckedForDanglingReferences() throws {
+        let store = try open(BinaryTestModel.temporaryPath())
+        try seed(store)
+        let entity = try XCTUnwrap(BinaryTestModel.model.entitiesByName["Item"])
+        let layout = entity.propertyLayout
+        XCTAssertTrue(layout === entity.propertyLayout, "a frozen model hands out one layout, which rows share")
+        for (row, property) in [
+            (BinaryTestModel.item(20, owner: 99).relaid(as: layout), "owner"),
+            (BinaryTestModel.item(21, owner: nil, tags: [1, 98]).relaid(as: layout), "tags"),
+        ] {
+            XCTAssertTrue(row.layout === layout)
+            XCTAssertThrowsError(try store.save(StoreChangeSet(inserted: [row]))) { error in
+                guard case StoreError.danglingReference(let from, let named, _) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(from, row.objectID)
+                XCTAssertEqual(named, property)
+            }
+        }
+        let linked = BinaryTestModel.item(22, owner: 1, tags: [1]).relaid(as: layout)
+        _ = try store.save(StoreChangeSet(inserted: [linked]))
+        XCTAssertEqual(try store.row(for: linked.objectID)?.values["owner"], .reference(StoreObjectID(entityName: "Owner", primaryKey: 1)))
+        try store.close()
+    }
+
     func testFetchesSortPageAndCount() throws {
         let store = try open(BinaryTestModel.temporaryPath())
         let items = (1...50).map { BinaryTestModel.item(Int64($0), owner: nil) }

@@ -342,10 +342,17 @@ extension BinaryStore {
             }
             return try currentVersion(of: target) != nil
         }
+        // Rows of one layout are mostly consecutive, and saves repeat layouts: the slots to
+        // look at are found once per run of rows, and kept for the next save.
+        var candidates = referenceSlots
         for rows in [changes.inserted, changes.updated] {
             for row in rows {
-                for (slot, value) in row.slots.enumerated() {
-                    switch value {
+                if row.layout !== candidates?.layout || row.objectID.entity != candidates?.entity {
+                    candidates = (row.layout, row.objectID.entity, slotsThatMayReference(row))
+                    referenceSlots = candidates
+                }
+                for slot in candidates?.slots ?? [] {
+                    switch row.slots[slot] {
                     case .reference(let target)?:
                         if try !exists(target) { throw .danglingReference(from: row.objectID, property: row.layout.names[slot], to: target) }
                     case .references(let targets)?:
@@ -358,6 +365,18 @@ extension BinaryStore {
                 }
             }
         }
+    }
+
+    /// The slots of `row` that may hold a reference: every slot but those of the model's
+    /// attributes, when the row is laid out in its entity's layout (or one extending it);
+    /// every slot otherwise. Reading each value of a row to find none cost a bulk insert 5% of
+    /// its instructions and a one-object save 4%.
+    private func slotsThatMayReference(_ row: StoreRow) -> [Int] {
+        guard let entity = entities[row.objectID.entityName], row.layout.extends(entity.propertyLayout) else {
+            return Array(row.slots.indices)
+        }
+        let traits = entity.layoutTraits
+        return row.slots.indices.filter { $0 >= traits.count || traits[$0].attributeType == nil }
     }
 
     /// A frame writer for the next save at the log's end. With full durability it starts with a

@@ -134,6 +134,9 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var logChain: UInt64
     /// Saves queued but not yet published: what validation must see beyond the index.
     var pendingBatches: [CommitBatch] = []
+    /// The slots of the last row layout a save checked for references, and of which entity.
+    /// Caller holds `commitLock`.
+    var referenceSlots: (layout: PropertyLayout, entity: EntityNumber, slots: [Int])?
     /// Per entity, the largest primary key saved or queued, deleted ones included.
     var savedHighWater: [String: Int64] = [:]
     /// Log locations of tombstones since the last checkpoint (they go into the next data pages).
