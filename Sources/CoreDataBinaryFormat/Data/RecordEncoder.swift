@@ -37,6 +37,8 @@ public struct RecordEncoder {
             layout = nil
         }
         if layout !== row.layout { prepare(row.layout) }
+        // Checked once here, since the reads below are unchecked (`slots` is a public var).
+        precondition(row.slots.count >= row.layout.count, "\(row.objectID): a row of \(row.slots.count) slots for a layout of \(row.layout.count)")
         // The slots read in place: a subscript copies each value out (a retain and a release
         // of a string's storage) and checks its index, twice per slot with the count.
         return row.slots.withUnsafeBufferPointer { slots in
