@@ -78,18 +78,16 @@ package final class EntitySlotTable: @unchecked Sendable {
         defaultSlots = defaults
         var stored: UInt64 = 0
         var converted: UInt64 = 0
+        var plain: UInt64 = 0
+        var onlyPlain = traits.count <= 64
         for (slot, traits) in traits.enumerated() where slot < 64 {
             guard let type = traits.attributeType else { continue }
             if !traits.isTransient { stored |= 1 << UInt64(slot) }
             if type != .transformableAttributeType { converted |= 1 << UInt64(slot) }
+            if traits.isPlainStoredAttribute { plain |= 1 << UInt64(slot) } else if !traits.isTransient { onlyPlain = false }
         }
         storedAttributeSlots = stored
         convertedOnReadSlots = converted
-        var plain: UInt64 = 0
-        var onlyPlain = traits.count <= 64
-        for (slot, traits) in traits.enumerated() where slot < 64 && traits.attributeType != nil && !traits.isTransient {
-            if traits.isPlainStoredAttribute { plain |= 1 << UInt64(slot) } else { onlyPlain = false }
-        }
         plainStoredAttributeSlots = onlyPlain ? plain : nil
     }
 }
