@@ -147,6 +147,62 @@ final class ValueBridgingTests: XCTestCase {
 
     // MARK: Objects
 
+    /// A value set with the Swift type its attribute reads back as is kept as its store value
+    /// alone and converted on each read (AttributeSlots); a value of another Swift type, and
+    /// nil, are kept as set. Either way every read gives what was set, as `value(forKey:)`
+    /// bridges it: before and after the save, the committed and changed values, and another
+    /// context's fetch.
+    func testAValueReadsBackAsItWasSetWhateverItsSwiftType() {
+        forEachStore { kind, container in
+            let context = container.newBackgroundContext()
+            let set: [(String, Any)] = [
+                ("small", Int16(3)), ("medium", Int32(4)), ("large", Int64(5)), ("real", 2.5),
+                ("single", Float(1.5)), ("flag", true), ("label", "g"),
+            ]
+            // Numbers and booleans compared as NSNumbers (Apple code's `as? NSNumber`).
+            func assertReads(_ read: (String) -> Any?, _ expected: [(String, Any)], _ what: String) {
+                for (key, value) in expected {
+                    let got = read(key)
+                    if let number = value as? NSNumber, !(value is String) {
+                        XCTAssertEqual((got as? NSNumber)?.doubleValue, number.doubleValue, "[\(kind)] \(what): \(key) holds \(got.map { "\(type(of: $0))" } ?? "nil")")
+                    } else {
+                        XCTAssertEqual(got as? String, value as? String, "[\(kind)] \(what): \(key)")
+                    }
+                }
+            }
+            try context.performAndWait {
+                let gauge = NSEntityDescription.insertNewObject(forEntityName: "Gauge", into: context)
+                for (key, value) in set { gauge.setValue(value, forKey: key) }
+                assertReads(gauge.value(forKey:), set, "inserted")
+                XCTAssertEqual(gauge.value(forKey: "flag") as? Bool, true, "[\(kind)]")
+                XCTAssertEqual(gauge.value(forKey: "small") as? Int16, 3, "[\(kind)]")
+                try context.save()
+                assertReads(gauge.value(forKey:), set, "saved")
+
+                // Other Swift types (an Int on a 64-bit attribute, a Double on a Float one), a
+                // value of the attribute's type again, and nil. The committed values stay as saved.
+                gauge.setValue(7, forKey: "large")
+                gauge.setValue(0.25, forKey: "single")
+                gauge.setValue(Int32(9), forKey: "medium")
+                gauge.setValue(nil, forKey: "label")
+                assertReads(gauge.value(forKey:), [("large", 7), ("single", 0.25), ("medium", 9)], "changed")
+                XCTAssertNil(gauge.value(forKey: "label"), "[\(kind)]")
+                let committed = gauge.committedValues(forKeys: ["large", "single", "medium", "label"])
+                assertReads({ committed[$0] }, [("large", 5), ("single", 1.5), ("medium", 4), ("label", "g")], "committed")
+                XCTAssertEqual(gauge.changedValues().keys.sorted(), ["label", "large", "medium", "single"], "[\(kind)]")
+                assertReads({ gauge.changedValues()[$0] }, [("large", 7), ("single", 0.25), ("medium", 9)], "changedValues")
+                try context.save()
+            }
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Gauge")
+                let gauge = try XCTUnwrap(reader.fetch(request).first)
+                assertReads(gauge.value(forKey:), [("small", 3), ("medium", 9), ("large", 7), ("real", 2.5), ("single", 0.25), ("flag", 1)], "fetched")
+                XCTAssertNil(gauge.value(forKey: "label"), "[\(kind)]")
+            }
+        }
+    }
+
     func testObjectValuesAndCollectionOperators() {
         forEachStore { kind, container in
             let context = container.viewContext

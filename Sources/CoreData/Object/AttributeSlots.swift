@@ -27,6 +27,11 @@ struct AttributeSlots {
     /// Each slot's value as a store value, converted once for validation and reused by the
     /// save; empty until first asked for, a slot's entry cleared when it is set.
     private var stored: [StoreValue?] = []
+    /// Bit `i` set: slot `i`'s value is `stored[i]` alone, converted on each read; `values`
+    /// holds nothing there. A plain stored attribute set with the Swift type reads give back
+    /// (`StoreValue.roundTripping`) is kept this way: converted once, at the set, which
+    /// validation and the save then take as is, and with no `[Any?]` to allocate and free.
+    private var storedOnly: UInt64 = 0
     /// No slot of `values` or `stored` has been written since they were made empty, so
     /// forgetting them costs nothing (a fetched object's values are forgotten twice on the way in).
     private var isBlank = true
@@ -65,6 +70,9 @@ struct AttributeSlots {
     /// The value at a slot, converted from the source row on first read.
     subscript(slot slot: Int) -> Any? {
         mutating get {
+            if slot < 64, storedOnly & (1 << UInt64(slot)) != 0, let value = stored[slot] {
+                return value.attributeValue(as: table.traits[slot].attributeType ?? .undefinedAttributeType)
+            }
             if slot < 64, pending & (1 << UInt64(slot)) != 0 {
                 // A value type read from the row is converted on every read instead of kept:
                 // the object then holds only its row until something is set. Transformed
@@ -77,9 +85,19 @@ struct AttributeSlots {
             return values.isEmpty ? nil : values[slot]
         }
         set {
-            if slot < 64 { pending &= ~(1 << UInt64(slot)) }
-            if !stored.isEmpty { stored[slot] = nil }
+            let bit: UInt64 = slot < 64 ? 1 << UInt64(slot) : 0
+            pending &= ~bit
             isBlank = false
+            if bit & table.storedAttributeSlots & table.convertedOnReadSlots != 0, let newValue,
+               let type = table.traits[slot].attributeType, let value = StoreValue.roundTripping(newValue, type: type) {
+                if stored.isEmpty { stored = .emptySlots(table.traits.count) }
+                stored[slot] = value
+                if !values.isEmpty { values[slot] = nil }
+                storedOnly |= bit
+                return
+            }
+            storedOnly &= ~bit
+            if !stored.isEmpty { stored[slot] = nil }
             allocateValues()
             values[slot] = newValue
         }
@@ -92,6 +110,7 @@ struct AttributeSlots {
     /// Forgets every value (defaults included).
     mutating func removeAll() {
         pending = 0
+        storedOnly = 0
         source = nil
         guard !isBlank else { return }
         if !stored.isEmpty { stored = [] }

@@ -74,27 +74,56 @@ extension StoreValue {
         }
     }
 
+    /// The store value of `value` when ``attributeValue(as:)`` gives it back as a value of the
+    /// same Swift type, equal to it: `Int64`, `Int32` or `Int16` for an integer attribute of that
+    /// width, `Double`, `Float`, `String`, `Date`, `Bool`. `nil` for any other value (an `Int`
+    /// set on a 64-bit attribute reads back as `Int64`). A holder may then keep the store value
+    /// alone and convert it on each read without changing what reads return.
+    ///
+    /// Complexity: a few metatype comparisons; no dynamic cast.
+    package static func roundTripping(_ value: Any, type: NSAttributeType) -> StoreValue? {
+        roundTrippingValue(value, type)
+    }
+
+    /// ``roundTripping(_:type:)`` with `T` the value's own type (an opened existential), so the
+    /// checks are metatype comparisons and the reads need no cast.
+    @inline(__always)
+    private static func roundTrippingValue<T>(_ value: T, _ type: NSAttributeType) -> StoreValue? {
+        switch type {
+        case .integer64AttributeType: if T.self == Int64.self { return .integer(read(value, as: Int64.self)) }
+        case .integer32AttributeType: if T.self == Int32.self { return .integer(Int64(read(value, as: Int32.self))) }
+        case .integer16AttributeType: if T.self == Int16.self { return .integer(Int64(read(value, as: Int16.self))) }
+        case .doubleAttributeType: if T.self == Double.self { return .double(read(value, as: Double.self)) }
+        case .floatAttributeType: if T.self == Float.self { return .double(Double(read(value, as: Float.self))) }
+        case .stringAttributeType: if T.self == String.self { return .string(read(value, as: String.self)) }
+        case .dateAttributeType: if T.self == Date.self { return .date(read(value, as: Date.self)) }
+        case .booleanAttributeType: if T.self == Bool.self { return .bool(read(value, as: Bool.self)) }
+        default: break
+        }
+        return nil
+    }
+
+    /// `value` read as `U`; the caller has checked that `T` is `U`.
+    @inline(__always)
+    private static func read<T, U>(_ value: T, as _: U.Type) -> U {
+        withUnsafePointer(to: value) { $0.withMemoryRebound(to: U.self, capacity: 1) { $0.pointee } }
+    }
+
     /// The store value of `value` when its type is exactly the Swift type `type` stores (or a
     /// narrower integer or `Float`); `nil` otherwise. `T` is the value's own type (an opened
     /// existential), so the checks are metatype comparisons and the reads need no cast.
     @inline(__always)
     private static func exactValue<T>(_ value: T, _ type: NSAttributeType) -> StoreValue? {
-        func read<U>(_: U.Type) -> U { withUnsafePointer(to: value) { $0.withMemoryRebound(to: U.self, capacity: 1) { $0.pointee } } }
+        if let same = roundTrippingValue(value, type) { return same }
         switch type {
         case .integer64AttributeType, .integer32AttributeType, .integer16AttributeType:
-            if T.self == Int64.self { return .integer(read(Int64.self)) }
-            if T.self == Int.self { return .integer(Int64(read(Int.self))) }
-            if T.self == Int32.self { return .integer(Int64(read(Int32.self))) }
-            if T.self == Int16.self { return .integer(Int64(read(Int16.self))) }
+            if T.self == Int64.self { return .integer(read(value, as: Int64.self)) }
+            if T.self == Int.self { return .integer(Int64(read(value, as: Int.self))) }
+            if T.self == Int32.self { return .integer(Int64(read(value, as: Int32.self))) }
+            if T.self == Int16.self { return .integer(Int64(read(value, as: Int16.self))) }
         case .doubleAttributeType, .floatAttributeType:
-            if T.self == Double.self { return .double(read(Double.self)) }
-            if T.self == Float.self { return .double(Double(read(Float.self))) }
-        case .stringAttributeType:
-            if T.self == String.self { return .string(read(String.self)) }
-        case .dateAttributeType:
-            if T.self == Date.self { return .date(read(Date.self)) }
-        case .booleanAttributeType:
-            if T.self == Bool.self { return .bool(read(Bool.self)) }
+            if T.self == Double.self { return .double(read(value, as: Double.self)) }
+            if T.self == Float.self { return .double(Double(read(value, as: Float.self))) }
         default:
             break
         }
