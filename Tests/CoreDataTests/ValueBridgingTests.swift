@@ -186,6 +186,8 @@ final class ValueBridgingTests: XCTestCase {
                 gauge.setValue(Int32(9), forKey: "medium")
                 gauge.setValue(nil, forKey: "label")
                 assertReads(gauge.value(forKey:), [("large", 7), ("single", 0.25), ("medium", 9)], "changed")
+                XCTAssertTrue(gauge.value(forKey: "large") is Int, "[\(kind)] an Int on a 64-bit attribute is kept as set")
+                XCTAssertTrue(gauge.value(forKey: "single") is Double, "[\(kind)] a Double on a Float attribute is kept as set")
                 XCTAssertNil(gauge.value(forKey: "label"), "[\(kind)]")
                 let committed = gauge.committedValues(forKeys: ["large", "single", "medium", "label"])
                 assertReads({ committed[$0] }, [("large", 5), ("single", 1.5), ("medium", 4), ("label", "g")], "committed")

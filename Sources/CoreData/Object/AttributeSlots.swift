@@ -24,8 +24,9 @@ struct AttributeSlots {
     /// extending it. Only the slot array, not the row: the object keeps the row itself as its
     /// committed row, and a second copy here cost 48 bytes and a release per object.
     private var source: [StoreValue?]?
-    /// Each slot's value as a store value, converted once for validation and reused by the
-    /// save; empty until first asked for, a slot's entry cleared when it is set.
+    /// Each slot's value as a store value, converted once (at a set that round-trips, see
+    /// `storedOnly`, or for validation) and reused by the save; empty until first needed. A
+    /// set that does not round-trip clears the slot's entry.
     private var stored: [StoreValue?] = []
     /// Bit `i` set: slot `i`'s value is `stored[i]` alone, converted on each read; `values`
     /// holds nothing there. A plain stored attribute set with the Swift type reads give back
@@ -176,8 +177,8 @@ struct AttributeSlots {
 
     /// The converted values as a row's slot array, shared rather than copied, when they are
     /// exactly a row's attribute values: an object with no source row (an inserted one) whose
-    /// every plain stored attribute, and nothing else, was converted (validation converts them
-    /// all). The row then costs no building, and the object and its committed row free one
+    /// every plain stored attribute, and nothing else, was converted (at its set, or by
+    /// validation, which converts them all). The row then costs no building, and the object and its committed row free one
     /// array between them instead of two. A later change to a slot copies the array once.
     func storedValuesAsRowSlots() -> [StoreValue?]? {
         guard source == nil, let plain = table.plainStoredAttributeSlots, stored.count == table.traits.count else { return nil }

@@ -76,8 +76,8 @@ extension StoreValue {
 
     /// The store value of `value` when ``attributeValue(as:)`` gives it back as a value of the
     /// same Swift type, equal to it: `Int64`, `Int32` or `Int16` for an integer attribute of that
-    /// width, `Double`, `Float`, `String`, `Date`, `Bool`. `nil` for any other value (an `Int`
-    /// set on a 64-bit attribute reads back as `Int64`). A holder may then keep the store value
+    /// width, `Double`, `Float` (but a signalling NaN), `String`, `Date`, `Bool`. `nil` for any
+    /// other value (an `Int` set on a 64-bit attribute reads back as `Int64`). A holder may then keep the store value
     /// alone and convert it on each read without changing what reads return.
     ///
     /// Complexity: a few metatype comparisons; no dynamic cast.
@@ -94,7 +94,9 @@ extension StoreValue {
         case .integer32AttributeType: if T.self == Int32.self { return .integer(Int64(read(value, as: Int32.self))) }
         case .integer16AttributeType: if T.self == Int16.self { return .integer(Int64(read(value, as: Int16.self))) }
         case .doubleAttributeType: if T.self == Double.self { return .double(read(value, as: Double.self)) }
-        case .floatAttributeType: if T.self == Float.self { return .double(Double(read(value, as: Float.self))) }
+        case .floatAttributeType:
+            // A signalling NaN comes back from Double quieted: not the same bits.
+            if T.self == Float.self, case let float = read(value, as: Float.self), !float.isSignalingNaN { return .double(Double(float)) }
         case .stringAttributeType: if T.self == String.self { return .string(read(value, as: String.self)) }
         case .dateAttributeType: if T.self == Date.self { return .date(read(value, as: Date.self)) }
         case .booleanAttributeType: if T.self == Bool.self { return .bool(read(value, as: Bool.self)) }
