@@ -102,9 +102,9 @@ extension NSManagedObjectContext {
         changeNoticeGeneration &+= 1
         // Built with the key type `userInfo` has, so posting does not convert the dictionary.
         var info: [AnyHashable: Any] = [:]
-        if !notice.inserted.isEmpty { info[NSInsertedObjectsKey] = Set(notice.inserted.values) }
-        if !notice.updated.isEmpty { info[NSUpdatedObjectsKey] = Set(notice.updated.values) }
-        if !notice.deleted.isEmpty { info[NSDeletedObjectsKey] = Set(notice.deleted.values) }
+        if !notice.inserted.isEmpty { info[NSInsertedObjectsKey] = Set(sparselyFrom: notice.inserted.values) }
+        if !notice.updated.isEmpty { info[NSUpdatedObjectsKey] = Set(sparselyFrom: notice.updated.values) }
+        if !notice.deleted.isEmpty { info[NSDeletedObjectsKey] = Set(sparselyFrom: notice.deleted.values) }
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info)
     }
 }

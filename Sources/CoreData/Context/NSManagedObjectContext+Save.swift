@@ -562,16 +562,20 @@ extension NSManagedObjectContext {
         pendingInserted = [:]
         pendingUpdated = [:]
         pendingDeleted = [:]
-        for object in inserted + updated { object.didSave() }
+        for object in inserted { object.didSave() }
+        for object in updated { object.didSave() }
         for object in deleted { object.didSave() }
-        var saved: [AnyHashable: Any] = [NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)]
+        var saved: [AnyHashable: Any] = [
+            NSInsertedObjectsKey: Set(sparselyFrom: inserted), NSUpdatedObjectsKey: Set(sparselyFrom: updated), NSDeletedObjectsKey: Set(sparselyFrom: deleted),
+        ]
         if queryGeneration != nil {
             // A pinned context reads what it saved: the generation after the save.
             advanceQueryGeneration()
             saved[NSManagedObjectContextQueryGenerationKey] = queryGenerationToken
         }
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: saved)
-        let insertedIDs = Set(inserted.map(\.objectID)), updatedIDs = Set(updated.map(\.objectID)), deletedIDs = Set(deleted.map(\.objectID))
+        let insertedIDs = Set(sparselyFrom: inserted.lazy.map(\.objectID))
+        let updatedIDs = Set(sparselyFrom: updated.lazy.map(\.objectID)), deletedIDs = Set(sparselyFrom: deleted.lazy.map(\.objectID))
         NotificationCenter.default.post(
             name: .NSManagedObjectContextDidSaveObjectIDs, object: self,
             userInfo: [NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs])
