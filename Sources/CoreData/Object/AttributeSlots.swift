@@ -178,8 +178,9 @@ struct AttributeSlots {
     /// The converted values as a row's slot array, shared rather than copied, when they are
     /// exactly a row's attribute values: an object with no source row (an inserted one) whose
     /// every plain stored attribute, and nothing else, was converted (at its set, or by
-    /// validation, which converts them all). The row then costs no building, and the object and its committed row free one
-    /// array between them instead of two. A later change to a slot copies the array once.
+    /// validation, which converts them all). The row then costs no building, and the object and
+    /// its committed row free one array between them instead of two. A later change to a slot
+    /// copies the array once.
     func storedValuesAsRowSlots() -> [StoreValue?]? {
         guard source == nil, let plain = table.plainStoredAttributeSlots, stored.count == table.traits.count else { return nil }
         var present: UInt64 = 0

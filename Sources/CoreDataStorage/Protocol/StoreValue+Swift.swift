@@ -77,8 +77,8 @@ extension StoreValue {
     /// The store value of `value` when ``attributeValue(as:)`` gives it back as a value of the
     /// same Swift type, equal to it: `Int64`, `Int32` or `Int16` for an integer attribute of that
     /// width, `Double`, `Float` (but a signalling NaN), `String`, `Date`, `Bool`. `nil` for any
-    /// other value (an `Int` set on a 64-bit attribute reads back as `Int64`). A holder may then keep the store value
-    /// alone and convert it on each read without changing what reads return.
+    /// other value (an `Int` set on a 64-bit attribute reads back as `Int64`). A holder may then
+    /// keep the store value alone and convert it on each read without changing what reads return.
     ///
     /// Complexity: a few metatype comparisons; no dynamic cast.
     package static func roundTripping(_ value: Any, type: NSAttributeType) -> StoreValue? {
