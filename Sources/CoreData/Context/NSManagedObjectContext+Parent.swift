@@ -131,7 +131,7 @@ extension NSManagedObjectContext {
         for object in inserted + updated + deleted { object.didSave() }
         NotificationCenter.default.post(
             name: .NSManagedObjectContextDidSave, object: self,
-            userInfo: [NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted)])
+            userInfo: [NSInsertedObjectsKey: Set(sparselyFrom: inserted), NSUpdatedObjectsKey: Set(sparselyFrom: updated), NSDeletedObjectsKey: Set(sparselyFrom: deleted)])
         for object in deleted { object.managedObjectContext = nil }
     }
 }

@@ -89,7 +89,7 @@ struct AttributeSlots {
             let bit: UInt64 = slot < 64 ? 1 << UInt64(slot) : 0
             pending &= ~bit
             isBlank = false
-            if bit & table.storedAttributeSlots & table.convertedOnReadSlots != 0, let newValue,
+            if bit & table.plainAttributeSlots != 0, let newValue,
                let type = table.traits[slot].attributeType, let value = StoreValue.roundTripping(newValue, type: type) {
                 if stored.isEmpty { stored = .emptySlots(table.traits.count) }
                 stored[slot] = value

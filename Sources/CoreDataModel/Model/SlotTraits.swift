@@ -34,13 +34,6 @@ package struct SlotTraits {
             needsFullValidation = true
         }
     }
-
-    /// Whether the slot is a stored (non-transient) attribute of a type that converts directly
-    /// to a store value (not transformable).
-    package var isPlainStoredAttribute: Bool {
-        guard let attributeType else { return false }
-        return !isTransient && attributeType != .transformableAttributeType
-    }
 }
 
 /// Everything an object of an entity needs about its slots, in one frozen object so that making
@@ -61,8 +54,12 @@ package final class EntitySlotTable: @unchecked Sendable {
     /// Bit `i` set: slot `i` (below 64) is a non-transformable attribute, whose value converts from
     /// the row on each read instead of being kept.
     package let convertedOnReadSlots: UInt64
+    /// Bit `i` set: slot `i` (below 64) is a stored (non-transient) attribute of a type that
+    /// converts directly to a store value (not transformable): `storedAttributeSlots &
+    /// convertedOnReadSlots`.
+    package let plainAttributeSlots: UInt64
     /// Bit `i` set: slot `i` is a stored attribute that converts directly to a store value
-    /// (``SlotTraits/isPlainStoredAttribute``); `nil` when a row of the entity holds more
+    /// (as in ``plainAttributeSlots``); `nil` when a row of the entity holds more
     /// attribute values than those (a stored transformable attribute) or has over 64 slots.
     /// An inserted object whose converted values cover exactly these slots can hand them to
     /// the store as its row's slots.
@@ -78,16 +75,16 @@ package final class EntitySlotTable: @unchecked Sendable {
         defaultSlots = defaults
         var stored: UInt64 = 0
         var converted: UInt64 = 0
-        var plain: UInt64 = 0
-        var onlyPlain = traits.count <= 64
         for (slot, traits) in traits.enumerated() where slot < 64 {
             guard let type = traits.attributeType else { continue }
             if !traits.isTransient { stored |= 1 << UInt64(slot) }
             if type != .transformableAttributeType { converted |= 1 << UInt64(slot) }
-            if traits.isPlainStoredAttribute { plain |= 1 << UInt64(slot) } else if !traits.isTransient { onlyPlain = false }
         }
         storedAttributeSlots = stored
         convertedOnReadSlots = converted
-        plainStoredAttributeSlots = onlyPlain ? plain : nil
+        plainAttributeSlots = stored & converted
+        // A stored attribute that is not plain is a stored transformable one.
+        let onlyPlain = traits.count <= 64 && stored & ~converted == 0
+        plainStoredAttributeSlots = onlyPlain ? plainAttributeSlots : nil
     }
 }
