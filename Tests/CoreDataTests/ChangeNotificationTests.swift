@@ -59,6 +59,30 @@ final class ChangeNotificationTests: XCTestCase {
         XCTAssertEqual(changes.notifications.count, 1, "nothing new, nothing posted")
     }
 
+    /// An insert's event reports the object inserted only, with its sets as that event's
+    /// changes; a set in a later event, before the save, reports it updated.
+    func testAnInsertedObjectChangedInALaterEventIsAnnouncedUpdated() throws {
+        let context = try StoreKind.inMemory.makeContainer().viewContext
+        let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)
+        let ada = context.make("Author", ["name": "Ada"])
+        XCTAssertEqual(ada.changedValuesForCurrentEvent() as? [String: String], ["name": "Ada"])
+        context.processPendingChanges()
+        XCTAssertEqual(changes.notifications.count, 1)
+        let first = changes.notifications.first?.userInfo ?? [:]
+        XCTAssertEqual(first[NSInsertedObjectsKey] as? Set<NSManagedObject>, [ada])
+        XCTAssertNil(first[NSUpdatedObjectsKey], "an inserted object's sets in its insert's event are part of the insert")
+
+        ada.setValue("Ada L.", forKey: "name")
+        XCTAssertEqual(ada.changedValuesForCurrentEvent() as? [String: String], ["name": "Ada L."])
+        context.processPendingChanges()
+        XCTAssertEqual(changes.notifications.count, 2)
+        let second = changes.notifications.last?.userInfo ?? [:]
+        XCTAssertEqual(second[NSUpdatedObjectsKey] as? Set<NSManagedObject>, [ada])
+        XCTAssertNil(second[NSInsertedObjectsKey])
+        XCTAssertEqual(context.insertedObjects, [ada])
+        XCTAssertTrue(context.updatedObjects.isEmpty, "still an insert to the save")
+    }
+
     func testAMainQueueContextAnnouncesAtTheEndOfTheMainQueueEvent() throws {
         let context = try StoreKind.inMemory.makeContainer().viewContext
         let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)

@@ -52,6 +52,15 @@ struct PendingChangeNotice {
 }
 
 extension NSManagedObjectContext {
+    /// ``noteObjectsChanged(inserted:updated:deleted:)`` for one inserted object, without the
+    /// one-element array (some 500 instructions an insert), which its first set in the same
+    /// event then does not make either (``NSManagedObject/startInsertEvent(in:)``).
+    func noteInserted(_ object: NSManagedObject) {
+        changeNotice.inserted[ObjectIdentifier(object)] = object
+        object.startInsertEvent(in: self)
+        scheduleChangeNotice()
+    }
+
     /// Records changes for the next `NSManagedObjectContextObjectsDidChange`.
     ///
     /// An object inserted and deleted before the notice goes out is in neither set (nobody heard

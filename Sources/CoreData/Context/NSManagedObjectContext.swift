@@ -428,10 +428,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Inserts a new object; it is saved with the next `save()`.
     open func insert(_ object: NSManagedObject) {
         assertOnQueue()
-        if let owner = object.managedObjectContext, owner !== self {
+        let owner = object.managedObjectContext
+        if let owner, owner !== self {
             preconditionFailure("CoreData: an NSManagedObject can be in only one context: \(object.objectID) is in another context")
         }
-        guard pendingInserted[ObjectIdentifier(object)] == nil else { return }
+        // An object in no context is not among this one's inserts (inserting sets the context):
+        // a new object skips the lookup.
+        if owner != nil, pendingInserted[ObjectIdentifier(object)] != nil { return }
         recordUndoExistence(of: object)
         if object.isDeleted {
             // Re-inserting an object deleted in this context undoes the delete.
@@ -447,7 +450,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if object.storedID != nil || object.hasFetchedIdentity { registered[object.objectID] = object }
         pendingInserted[ObjectIdentifier(object)] = object
         object.awakeFromInsert()
-        noteObjectsChanged(inserted: [object])
+        noteInserted(object)
     }
 
     /// Marks an object deleted; its delete rules run and the delete is saved with the next `save()`.

@@ -85,24 +85,33 @@ struct AttributeSlots {
             }
             return values.isEmpty ? nil : values[slot]
         }
-        set {
-            let bit: UInt64 = slot < 64 ? 1 << UInt64(slot) : 0
-            pending &= ~bit
-            isBlank = false
-            if bit & table.plainAttributeSlots != 0, let newValue,
-               let type = table.traits[slot].attributeType, let value = StoreValue.roundTripping(newValue, type: type) {
-                if stored.isEmpty { stored = .emptySlots(table.traits.count) }
-                stored[slot] = value
-                if !values.isEmpty { values[slot] = nil }
-                storedOnly |= bit
-                return
-            }
-            storedOnly &= ~bit
-            if !stored.isEmpty { stored[slot] = nil }
-            allocateValues()
-            values[slot] = newValue
-        }
+        set { set(newValue, atSlot: slot) }
     }
+
+    /// Sets the value at a slot. The value is borrowed, not taken: one kept as its store value
+    /// (`storedOnly`) is converted straight from the caller's `Any`, which a setter's owned
+    /// `newValue` made `setValue(_:forKey:)` copy and destroy twice, some 350 instructions a set.
+    mutating func set(_ newValue: Any?, atSlot slot: Int) {
+        let bit: UInt64 = slot < 64 ? 1 << UInt64(slot) : 0
+        pending &= ~bit
+        isBlank = false
+        if bit & table.plainAttributeSlots != 0, let type = table.traits[slot].attributeType,
+           let value = StoreValue.roundTripping(newValue, type: type) {
+            if stored.isEmpty { stored = .emptySlots(table.traits.count) }
+            stored[slot] = value
+            if !values.isEmpty { values[slot] = nil }
+            storedOnly |= bit
+            return
+        }
+        storedOnly &= ~bit
+        if !stored.isEmpty { stored[slot] = nil }
+        allocateValues()
+        values[slot] = newValue
+    }
+
+    /// Whether the slot's value is kept as its store value alone (`storedOnly`): a value that
+    /// converted to the attribute's type at its set and is not `nil`.
+    func holdsStoreValueOnly(_ slot: Int) -> Bool { slot < 64 && storedOnly & (1 << UInt64(slot)) != 0 }
 
     /// Whether the slot still holds its source row's value unconverted (so the row's stored
     /// value is the current one, no conversion needed to save it).

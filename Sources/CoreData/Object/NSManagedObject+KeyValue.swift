@@ -94,7 +94,9 @@ extension NSManagedObject {
 
     // Implements the overridable `setValue` declared on the class.
     func kvcSetValue(_ value: Any?, forKey key: String) {
-        let table = entity.slotTable
+        // The table the slots were made with (the entity's, once its model froze), without
+        // asking the entity.
+        let table = attributeValues.table
         if let slot = table.layout.slot(of: key), table.attributes[slot] != nil {
             if table.traits[slot].isDerived { Self.derivedAttributeSet(key, of: entity) }
             // The context is loaded once for the whole set: every load of the weak reference
@@ -111,7 +113,7 @@ extension NSManagedObject {
                 context = managedObjectContext
             }
             recordForUndo(key, in: context)
-            attributeValues[slot: slot] = value
+            attributeValues.set(value, atSlot: slot)
             if slot < 64 { noteChange(slot: slot, context: context) } else { noteChange(key) }
             return
         }
@@ -459,6 +461,14 @@ extension NSManagedObject {
         guard let context, notedChangeGeneration != context.changeNoticeGeneration else { return }
         eventSlots = 0
         if !eventOtherKeys.isEmpty { eventOtherKeys = [] }
+    }
+
+    /// Starts the event of the object's insert into `context` and marks the object noted in it:
+    /// the change notice reports it inserted, so its sets in the same event have nothing to add
+    /// (an inserted object is never also reported updated) and skip the notice.
+    func startInsertEvent(in context: NSManagedObjectContext) {
+        startEventIfNeeded(in: context)
+        notedChangeGeneration = context.changeNoticeGeneration
     }
 
     // MARK: Internals

@@ -35,7 +35,9 @@ extension NSManagedObject {
             let slot = slots[position]
             if slot >= 0, !traits[slot].needsFullValidation, let type = traits[slot].attributeType {
                 // A plain attribute: its store value (kept for the save) settles both checks;
-                // anything else takes the full path below, which words the error.
+                // anything else takes the full path below, which words the error. One kept as
+                // its store value alone converted at its set and is not null: nothing to check.
+                if attributeValues.holdsStoreValueOnly(slot) { continue }
                 switch attributeValues.storeValue(at: slot, type: type) {
                 case .some(.null): if traits[slot].isOptional { continue }
                 case .some: continue

@@ -77,12 +77,18 @@ extension StoreValue {
     /// The store value of `value` when ``attributeValue(as:)`` gives it back as a value of the
     /// same Swift type, equal to it: `Int64`, `Int32` or `Int16` for an integer attribute of that
     /// width, `Double`, `Float` (but a signalling NaN), `String`, `Date`, `Bool`. `nil` for any
-    /// other value (an `Int` set on a 64-bit attribute reads back as `Int64`). A holder may then
-    /// keep the store value alone and convert it on each read without changing what reads return.
+    /// other value (an `Int` set on a 64-bit attribute reads back as `Int64`), and for `nil`. A
+    /// holder may then keep the store value alone and convert it on each read without changing
+    /// what reads return.
     ///
-    /// Complexity: a few metatype comparisons; no dynamic cast.
-    package static func roundTripping(_ value: Any, type: NSAttributeType) -> StoreValue? {
-        roundTrippingValue(value, type)
+    /// Complexity: a few metatype comparisons; no dynamic cast, and no copy of `value`.
+    package static func roundTripping(_ value: Any?, type: NSAttributeType) -> StoreValue? {
+        guard value != nil else { return nil }
+        // Read in place: binding the optional's payload copies the `Any` (a retain and a
+        // release of a string's storage). A single-payload enum keeps its payload at its start.
+        return withUnsafePointer(to: value) { optional in
+            optional.withMemoryRebound(to: Any.self, capacity: 1) { roundTrippingValue($0.pointee, type) }
+        }
     }
 
     /// ``roundTripping(_:type:)`` with `T` the value's own type (an opened existential), so the
@@ -108,7 +114,9 @@ extension StoreValue {
     /// `value` read as `U`; the caller has checked that `T` is `U`.
     @inline(__always)
     private static func read<T, U>(_ value: T, as _: U.Type) -> U {
-        withUnsafePointer(to: value) { $0.withMemoryRebound(to: U.self, capacity: 1) { $0.pointee } }
+        // Not `withUnsafePointer(to:)`: with `T` opened at run time it is an unspecialized
+        // generic call, some 120 instructions; the cast is a load.
+        unsafeBitCast(value, to: U.self)
     }
 
     /// The store value of `value` when its type is exactly the Swift type `type` stores (or a
