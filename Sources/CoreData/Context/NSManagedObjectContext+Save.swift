@@ -68,19 +68,33 @@ extension NSManagedObjectContext {
     /// One change set per store for `saving`, in the order of the stores' identifiers.
     private func storePlan(for saving: SaveObjects, coordinator: NSPersistentStoreCoordinator) throws -> StorePlan {
         let (inserted, updated, deleted) = saving
-        var changesByStore: [ObjectIdentifier: (store: NSPersistentStore, changes: StoreChangeSet)] = [:]
+        // One change set per store, in an array found through a table of places; a run of
+        // objects of one store (the usual case) skips the table. Edited in place: a copy taken
+        // out and stored back would copy the change set's arrays on every append.
+        var changesByStore: [(store: NSPersistentStore, changes: StoreChangeSet)] = []
+        var placeOfStore: [ObjectIdentifier: Int] = [:]
+        var lastStore: NSPersistentStore?
+        var lastPlace = 0
         func add(_ object: NSManagedObject, _ edit: (inout StoreChangeSet) -> Void) throws {
             guard let store = object.objectID.persistentStore ?? coordinator.store(for: object.entity) else {
                 throw coreDataError(
                     NSPersistentStoreIncompatibleSchemaError,
                     "no store of the coordinator holds entity '\(object.entity.name ?? "?")' (object \(object.objectID))")
             }
-            guard !store.isReadOnly else {
-                throw coreDataError(NSPersistentStoreSaveError, "the store \(store.identifier) is read-only; \(object.objectID) can't be saved")
+            if store !== lastStore {
+                guard !store.isReadOnly else {
+                    throw coreDataError(NSPersistentStoreSaveError, "the store \(store.identifier) is read-only; \(object.objectID) can't be saved")
+                }
+                if let place = placeOfStore[ObjectIdentifier(store)] {
+                    lastPlace = place
+                } else {
+                    lastPlace = changesByStore.count
+                    placeOfStore[ObjectIdentifier(store)] = lastPlace
+                    changesByStore.append((store, StoreChangeSet()))
+                }
+                lastStore = store
             }
-            // Edited in place: a copy taken out of the dictionary and stored back would copy the
-            // change set's arrays on every append (quadratic in the objects saved).
-            edit(&changesByStore[ObjectIdentifier(store), default: (store, StoreChangeSet())].changes)
+            edit(&changesByStore[lastPlace].changes)
         }
         // The rows saved, inserts then updates: what the objects' committed state becomes.
         var savedRows: [StoreRow] = []
@@ -100,7 +114,7 @@ extension NSManagedObjectContext {
             try add(object) { $0.deleted.append((id, object.committedRow?.version ?? 0)) }
         }
 
-        if changesByStore.values.contains(where: { ($0.store.engine as? any StoreHistoryRecording)?.recordsHistory == true }) {
+        if changesByStore.contains(where: { ($0.store.engine as? any StoreHistoryRecording)?.recordsHistory == true }) {
             // Persistent history names the properties each update changed (Apple's
             // `updatedProperties`); only a store that records history pays for them.
             var changedNames: [StoreObjectID: [String]] = [:]
@@ -108,9 +122,9 @@ extension NSManagedObjectContext {
                 if let id = object.objectID.storeObjectID { changedNames[id] = Array(object.storedChangedValues().keys).sorted() }
             }
             let context = historyContext(updatedProperties: changedNames)
-            for key in Array(changesByStore.keys) { changesByStore[key]?.changes.history = context }
+            for place in changesByStore.indices { changesByStore[place].changes.history = context }
         }
-        let stores = changesByStore.values.sorted { $0.store.identifier < $1.store.identifier }
+        let stores = changesByStore.sorted { $0.store.identifier < $1.store.identifier }
         return (stores.map { (store: $0.store, changes: $0.changes) }, savedRows)
     }
 
@@ -187,7 +201,9 @@ extension NSManagedObjectContext {
                 // was made.
                 registered[object.objectID] = object
             }
-            noteRegistered(group.map(\.objectID))
+            // The group's store is known: told directly, instead of through noteRegistered,
+            // which finds each ID's store again through its weak reference.
+            if !isStoreSide, store.observesRegistrations { store.contextDidRegister(group.map(\.objectID)) }
         }
         reportReleasesIfMany()
     }
@@ -536,15 +552,17 @@ extension NSManagedObjectContext {
 
     /// `rows`, when given, are the objects' rows as saved (inserts then updates), so they need not be built again.
     private func finishSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject], versions: [StoreObjectID: Int64], rows: [StoreRow]?) {
-        for (position, object) in (inserted + updated).enumerated() {
-            guard let id = object.objectID.storeObjectID else { continue }
+        // `rows` holds the inserted objects' rows, then the updated ones'. The two lists are
+        // walked in turn rather than concatenated (a copy and a retain of every object).
+        func commit(_ object: NSManagedObject, position: Int) {
+            guard let id = object.objectID.storeObjectID else { return }
             let version = versions[id] ?? object.committedRow?.version ?? 1
             var row: StoreRow
             if let rows, position < rows.count, rows[position].objectID == id {
                 row = rows[position]
                 row.version = version
             } else {
-                guard let fresh = try? object.storeRow(version: version) else { continue }
+                guard let fresh = try? object.storeRow(version: version) else { return }
                 row = fresh
             }
             object.committedRow = row
@@ -552,6 +570,8 @@ extension NSManagedObjectContext {
             object.lifecycle.isInserted = false
             // Relationships were saved from the in-memory objects; they stay materialised.
         }
+        for (position, object) in inserted.enumerated() { commit(object, position: position) }
+        for (offset, object) in updated.enumerated() { commit(object, position: inserted.count + offset) }
         for object in deleted {
             registered[object.objectID] = nil
             object.lifecycle.isDeleted = true
