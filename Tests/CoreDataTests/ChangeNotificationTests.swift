@@ -83,6 +83,25 @@ final class ChangeNotificationTests: XCTestCase {
         XCTAssertTrue(context.updatedObjects.isEmpty, "still an insert to the save")
     }
 
+    /// Values set in `awakeFromInsert` are part of the insert: the object is reported inserted
+    /// only, not also updated.
+    func testValuesSetInAwakeFromInsertArePartOfTheInsert() throws {
+        let context = try StoreKind.inMemory.makeContainer().viewContext
+        AuthorObject.awakeFromInsertHook = { $0.setValue("Set on insert", forKey: "name") }
+        defer { AuthorObject.awakeFromInsertHook = nil }
+        let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)
+        let author = context.make("Author")
+        XCTAssertTrue(author is AuthorObject)
+        XCTAssertEqual(author.value(forKey: "name") as? String, "Set on insert")
+        XCTAssertEqual(author.changedValuesForCurrentEvent() as? [String: String], ["name": "Set on insert"])
+        context.processPendingChanges()
+        XCTAssertEqual(changes.notifications.count, 1)
+        let info = changes.notifications.first?.userInfo ?? [:]
+        XCTAssertEqual(info[NSInsertedObjectsKey] as? Set<NSManagedObject>, [author])
+        XCTAssertNil(info[NSUpdatedObjectsKey], "a value set in awakeFromInsert is part of the insert")
+        XCTAssertTrue(context.updatedObjects.isEmpty)
+    }
+
     func testAMainQueueContextAnnouncesAtTheEndOfTheMainQueueEvent() throws {
         let context = try StoreKind.inMemory.makeContainer().viewContext
         let changes = NotificationRecorder(name: .NSManagedObjectContextObjectsDidChange, object: context)

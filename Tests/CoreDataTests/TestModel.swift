@@ -121,7 +121,10 @@ final class AuthorObject: NSManagedObject {
     override func awakeFromInsert() {
         super.awakeFromInsert()
         awakeFromInsertCalls += 1
+        Self.awakeFromInsertHook?(self)
     }
+    /// Called by every `awakeFromInsert` while set (tests that set values there, as apps do).
+    nonisolated(unsafe) static var awakeFromInsertHook: ((AuthorObject) -> Void)?
     /// Called by every `awakeFromFetch` while set (tests that act in the middle of a fetch).
     nonisolated(unsafe) static var awakeFromFetchHook: (() -> Void)?
     override func awakeFromFetch() {

@@ -124,8 +124,7 @@ extension NSManagedObjectContext {
             let context = historyContext(updatedProperties: changedNames)
             for place in changesByStore.indices { changesByStore[place].changes.history = context }
         }
-        let stores = changesByStore.sorted { $0.store.identifier < $1.store.identifier }
-        return (stores.map { (store: $0.store, changes: $0.changes) }, savedRows)
+        return (changesByStore.sorted { $0.store.identifier < $1.store.identifier }, savedRows)
     }
 
     /// The steps every save starts with, whether it goes to stores or into a parent: the

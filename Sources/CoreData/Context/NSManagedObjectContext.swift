@@ -432,9 +432,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let owner, owner !== self {
             preconditionFailure("CoreData: an NSManagedObject can be in only one context: \(object.objectID) is in another context")
         }
-        // An object in no context is not among this one's inserts (inserting sets the context):
-        // a new object skips the lookup.
-        if owner != nil, pendingInserted[ObjectIdentifier(object)] != nil { return }
+        // A pending insert is marked inserted, and normally names this context: a new object
+        // (neither) skips the lookup. Both are checked, as a merge or a conflict's resolution
+        // may clear the context of an object still among the inserts.
+        if owner != nil || object.lifecycle.isInserted, pendingInserted[ObjectIdentifier(object)] != nil { return }
         recordUndoExistence(of: object)
         if object.isDeleted {
             // Re-inserting an object deleted in this context undoes the delete.
@@ -449,8 +450,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // so that they never make a temporary ID nor register twice.
         if object.storedID != nil || object.hasFetchedIdentity { registered[object.objectID] = object }
         pendingInserted[ObjectIdentifier(object)] = object
-        object.awakeFromInsert()
+        // Noted before `awakeFromInsert`, so that values it sets are part of the insert, not
+        // also reported as an update.
         noteInserted(object)
+        object.awakeFromInsert()
     }
 
     /// Marks an object deleted; its delete rules run and the delete is saved with the next `save()`.

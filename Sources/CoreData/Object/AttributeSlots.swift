@@ -89,8 +89,9 @@ struct AttributeSlots {
     }
 
     /// Sets the value at a slot. The value is borrowed, not taken: one kept as its store value
-    /// (`storedOnly`) is converted straight from the caller's `Any`, which a setter's owned
-    /// `newValue` made `setValue(_:forKey:)` copy and destroy twice, some 350 instructions a set.
+    /// (`storedOnly`) is converted straight from the caller's `Any`, where a setter's owned
+    /// `newValue` made `setValue(_:forKey:)` copy and destroy it twice (a retain and a release
+    /// of a string's storage each time).
     mutating func set(_ newValue: Any?, atSlot slot: Int) {
         let bit: UInt64 = slot < 64 ? 1 << UInt64(slot) : 0
         pending &= ~bit
@@ -110,7 +111,8 @@ struct AttributeSlots {
     }
 
     /// Whether the slot's value is kept as its store value alone (`storedOnly`): a value that
-    /// converted to the attribute's type at its set and is not `nil`.
+    /// converted to the attribute's type at its set and is not `nil` (`roundTripping` never
+    /// gives `.null`), so validation's type and mandatory checks hold.
     func holdsStoreValueOnly(_ slot: Int) -> Bool { slot < 64 && storedOnly & (1 << UInt64(slot)) != 0 }
 
     /// Whether the slot still holds its source row's value unconverted (so the row's stored

@@ -200,8 +200,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
     /// Attribute slots (below 64) changed since the last save or fetch, one bit each: setting an
     /// attribute marks a bit instead of hashing its name into a set.
     @exclusivity(unchecked) var changedSlots: UInt64 = 0
-    /// The context's change-notice generation in which this object was last reported updated,
-    /// so a run of `setValue` calls in one event notes it once.
+    /// The context's change-notice generation in which this object was last noted in a change
+    /// notice (updated, or inserted: ``startInsertEvent(in:)``), so a run of `setValue` calls in
+    /// one event notes it once.
     @exclusivity(unchecked) var notedChangeGeneration = -1
     /// Other keys changed since the last save or fetch (relationships, slots from 64 on).
     @exclusivity(unchecked) var changedOtherKeys: Set<String> = []

@@ -92,7 +92,9 @@ extension StoreValue {
     }
 
     /// ``roundTripping(_:type:)`` with `T` the value's own type (an opened existential), so the
-    /// checks are metatype comparisons and the reads need no cast.
+    /// checks are metatype comparisons and the reads need no cast. Swift 6 opens an `Any`
+    /// passed to `T` (the package's language mode); were `T` `Any`, every value would be kept
+    /// as set, which is correct but slower.
     @inline(__always)
     private static func roundTrippingValue<T>(_ value: T, _ type: NSAttributeType) -> StoreValue? {
         switch type {
