@@ -132,6 +132,7 @@ extension NSManagedObjectContext {
         object.managedObjectContext = self
         object.lifecycle.isDeleted = false
         object.lifecycle.isInserted = true
+        object.lifecycle.isDiscarded = false
         // A released object's entry is reused: its store hears of the release first.
         if registered.holdsReleased(object.objectID) { noteUnregistered([object.objectID]) }
         registered[object.objectID] = object
@@ -149,6 +150,7 @@ extension NSManagedObjectContext {
         pendingUpdated[key] = nil
         if object.isInserted {
             object.lifecycle.isInserted = false
+            object.lifecycle.isDiscarded = true
             pendingInserted[key] = nil
             registered[object.objectID] = nil
             noteUnregistered([object.objectID])

@@ -445,6 +445,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         object.managedObjectContext = self
         object.lifecycle.isInserted = true
+        object.lifecycle.isDiscarded = false
         // An object with no ID yet is registered when its ID is made (NSManagedObject.objectID):
         // until then no ID can look it up, and most inserted objects are saved without one,
         // so that they never make a temporary ID nor register twice.
@@ -462,10 +463,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard object.managedObjectContext === self else {
             preconditionFailure("CoreData: can't delete \(object.objectID): it belongs to a different context")
         }
-        guard !object.isDeleted else { return }
+        guard !object.isDeleted, !object.lifecycle.isDiscarded else { return }
         recordUndoExistence(of: object)
         if object.isInserted {
-            // An object inserted and deleted before any save simply disappears.
+            // An object inserted and deleted before any save simply disappears. Marked first,
+            // so that delete rules leading back to it (two objects that cascade to each other)
+            // end here instead of deleting it again without end.
+            object.lifecycle.isDiscarded = true
             object.prepareForDeletion()
             applyDeleteRules(object)
             object.lifecycle.isInserted = false
@@ -491,7 +495,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// in an earlier event too), so observers such as a fetched-results controller see every
     /// change, not only the first since the last save.
     func objectDidChange(_ object: NSManagedObject) {
-        guard !object.isDeleted else { return }
+        guard !object.isDeleted, !object.lifecycle.isDiscarded else { return }
         if !object.isInserted { pendingUpdated[ObjectIdentifier(object)] = object }
         guard object.notedChangeGeneration != changeNoticeGeneration else { return }
         object.notedChangeGeneration = changeNoticeGeneration

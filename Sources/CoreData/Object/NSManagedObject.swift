@@ -296,6 +296,10 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         var isDeleted = false
         /// Set from `willTurnIntoFault()` to the end of `didTurnIntoFault()` (``faultingState``).
         var isTurningIntoFault = false
+        /// Inserted, then deleted (or its insert undone) before any save: out of the context's
+        /// changes until inserted again. A change to it is not an update (there is no row to
+        /// update), and a delete rule that leads back to it does not delete it twice.
+        var isDiscarded = false
     }
 
     /// Creates an object of `entity` and inserts it into `context` (if given).
