@@ -53,6 +53,8 @@ final class UnsavedDeleteTests: XCTestCase {
             XCTAssertFalse(context.updatedObjects.contains(gone), "[\(kind)]")
             XCTAssertFalse(context.insertedObjects.contains(gone), "[\(kind)]")
             XCTAssertFalse(context.deletedObjects.contains(gone), "[\(kind)]")
+            context.delete(gone)
+            XCTAssertTrue(context.deletedObjects.isEmpty, "[\(kind)] a second delete does nothing")
 
             let saves = NotificationRecorder(name: .NSManagedObjectContextDidSave, object: context)
             try context.save()
@@ -66,7 +68,57 @@ final class UnsavedDeleteTests: XCTestCase {
             context.insert(gone)
             XCTAssertTrue(context.insertedObjects.contains(gone), "[\(kind)]")
             try context.save()
-            XCTAssertEqual(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Note")), 2, "[\(kind)]")
+            let saved = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Note")).compactMap { $0.value(forKey: "name") as? String }
+            XCTAssertEqual(Set(saved), ["kept", "changed after the delete"], "[\(kind)]")
+        }
+    }
+
+    /// A saved object pointed at a discarded one saves without the reference: there is no row
+    /// to point at.
+    func testARelationshipToADiscardedObjectIsNotSaved() {
+        forEachStore { kind, context in
+            let anchor = context.make("Pair", ["label": "anchor"])
+            try context.save()
+            let loose = context.make("Pair", ["label": "loose"])
+            context.delete(loose)
+            anchor.setValue(loose, forKey: "other")
+            try context.save()
+            let fresh = context.persistentStoreCoordinator.map { coordinator -> NSManagedObjectContext in
+                let fresh = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+                fresh.persistentStoreCoordinator = coordinator
+                return fresh
+            }
+            let pairs = try fresh?.fetch(NSFetchRequest<NSManagedObject>(entityName: "Pair")) ?? []
+            XCTAssertEqual(pairs.compactMap { $0.value(forKey: "label") as? String }, ["anchor"], "[\(kind)]")
+            XCTAssertNil(pairs.first?.value(forKey: "other"), "[\(kind)]")
+        }
+    }
+
+    /// Undo brings a discarded object back as an insert (its changes tracked again); redo
+    /// discards it again.
+    func testUndoAndRedoOfAnUnsavedDelete() {
+        forEachStore { kind, context in
+            context.undoManager = UndoManager()
+            let note = context.make("Note", ["name": "draft"])
+            context.processPendingChanges()
+            context.delete(note)
+            context.processPendingChanges()
+            XCTAssertFalse(context.insertedObjects.contains(note), "[\(kind)]")
+
+            context.undo()
+            XCTAssertTrue(context.insertedObjects.contains(note), "[\(kind)] undo brings the insert back")
+            context.redo()
+            XCTAssertFalse(context.insertedObjects.contains(note), "[\(kind)] redo deletes it again")
+            XCTAssertFalse(context.hasChanges, "[\(kind)]")
+            try context.save()
+            XCTAssertEqual(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Note")), 0, "[\(kind)]")
+
+            context.undo()
+            XCTAssertTrue(context.insertedObjects.contains(note), "[\(kind)]")
+            note.setValue("edited", forKey: "name")
+            try context.save()
+            let names = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Note")).compactMap { $0.value(forKey: "name") as? String }
+            XCTAssertEqual(names, ["edited"], "[\(kind)] brought back, its changes are saved")
         }
     }
 
@@ -78,6 +130,8 @@ final class UnsavedDeleteTests: XCTestCase {
             XCTAssertTrue(right.value(forKey: "other") as? NSManagedObject === left, "[\(kind)] the inverse is set")
             context.delete(left)
             XCTAssertTrue(context.insertedObjects.isEmpty, "[\(kind)] the cascade took the other one too")
+            XCTAssertTrue(context.deletedObjects.isEmpty, "[\(kind)]")
+            XCTAssertFalse(context.hasChanges, "[\(kind)]")
             try context.save()
             XCTAssertEqual(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Pair")), 0, "[\(kind)]")
         }

@@ -12,7 +12,7 @@ extension NSManagedObjectContext {
                 : [object.toOneValues[relationship.name]].compactMap { $0 }
             switch relationship.deleteRule {
             case .cascadeDeleteRule:
-                for destination in destinations where !destination.isDeleted && !destination.lifecycle.isDiscarded && destination.managedObjectContext === self {
+                for destination in destinations where !destination.isDeleted && destination.managedObjectContext === self {
                     delete(destination)
                 }
                 nullifyInverse(of: relationship, from: object, destinations: destinations)

@@ -143,7 +143,8 @@ extension NSManagedObject {
         let destinations = relationship.isToMany
             ? toManyValues[relationship.name] ?? []
             : [toOneValues[relationship.name]].compactMap { $0 }
-        return destinations.filter { !$0.isDeleted }.map(\.objectID)
+        // A discarded destination never reaches the parent: it would be a fault with no row.
+        return destinations.filter { !$0.isDeleted && !$0.lifecycle.isDiscarded }.map(\.objectID)
     }
 
     /// Fills the object from its parent context's view of it.

@@ -164,7 +164,8 @@ extension NSManagedObjectContext {
         var groupOfEntity: [ObjectIdentifier: Int] = [:]
         var lastEntity: NSEntityDescription?
         var lastGroup = 0
-        for object in objects where object.hasTemporaryID {
+        // A discarded object (inserted and deleted before any save) is in no store.
+        for object in objects where object.hasTemporaryID && !object.lifecycle.isDiscarded {
             if object.entity !== lastEntity {
                 let entityKey = ObjectIdentifier(object.entity)
                 if let index = groupOfEntity[entityKey] {
@@ -662,9 +663,12 @@ extension NSManagedObject {
             case let relationship as NSRelationshipDescription:
                 let name = relationship.name
                 guard materialisedRelationships.contains(name) else { continue }
+                // A discarded destination (inserted and deleted before any save) has no row to
+                // point at: left out, as a deleted one is.
                 if relationship.isToMany {
-                    value = .references((toManyValues[name] ?? []).filter { !$0.isDeleted }.compactMap { $0.objectID.storeObjectID })
-                } else if let destination = toOneValues[name], !destination.isDeleted, let destinationID = destination.objectID.storeObjectID {
+                    value = .references((toManyValues[name] ?? []).filter { !$0.isDeleted && !$0.lifecycle.isDiscarded }.compactMap { $0.objectID.storeObjectID })
+                } else if let destination = toOneValues[name], !destination.isDeleted, !destination.lifecycle.isDiscarded,
+                          let destinationID = destination.objectID.storeObjectID {
                     value = .reference(destinationID)
                 } else {
                     value = .null

@@ -468,7 +468,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if object.isInserted {
             // An object inserted and deleted before any save simply disappears. Marked first,
             // so that delete rules leading back to it (two objects that cascade to each other)
-            // end here instead of deleting it again without end.
+            // end here instead of deleting it again without end; until `isInserted` is cleared
+            // below, `prepareForDeletion` sees it both inserted and discarded.
             object.lifecycle.isDiscarded = true
             object.prepareForDeletion()
             applyDeleteRules(object)
@@ -761,7 +762,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Turns an object back into a fault (dropping unsaved changes unless `flag`), or re-reads it.
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         assertOnQueue()
-        guard !object.isInserted else { return }
+        // Neither an inserted object nor a discarded one has a row to read again.
+        guard !object.isInserted, !object.lifecycle.isDiscarded else { return }
         // Observers hear of every property they observe, changed or not, as Apple's do.
         object.withObservedChanges { refreshValues(object, mergeChanges: flag) }
     }

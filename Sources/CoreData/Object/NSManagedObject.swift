@@ -297,8 +297,9 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         /// Set from `willTurnIntoFault()` to the end of `didTurnIntoFault()` (``faultingState``).
         var isTurningIntoFault = false
         /// Inserted, then deleted (or its insert undone) before any save: out of the context's
-        /// changes until inserted again. A change to it is not an update (there is no row to
-        /// update), and a delete rule that leads back to it does not delete it twice.
+        /// changes until inserted again or brought back by undo. A change to it is not an
+        /// update (there is no row to update), a delete rule that leads back to it does not
+        /// delete it twice, and a saved relationship leaves it out (it has no row to point at).
         var isDiscarded = false
     }
 
