@@ -149,11 +149,7 @@ extension NSManagedObjectContext {
         let key = ObjectIdentifier(object)
         pendingUpdated[key] = nil
         if object.isInserted {
-            object.lifecycle.isInserted = false
-            object.lifecycle.isDiscarded = true
-            pendingInserted[key] = nil
-            registered[object.objectID] = nil
-            noteUnregistered([object.objectID])
+            discard(object)
         } else {
             object.lifecycle.isDeleted = true
             pendingDeleted[key] = object

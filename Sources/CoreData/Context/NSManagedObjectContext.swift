@@ -473,11 +473,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.lifecycle.isDiscarded = true
             object.prepareForDeletion()
             applyDeleteRules(object)
-            object.lifecycle.isInserted = false
-            pendingInserted[ObjectIdentifier(object)] = nil
-            registered[object.objectID] = nil
-            // An ID made permanent by obtainPermanentIDs(for:) was registered with its store.
-            noteUnregistered([object.objectID])
+            discard(object)
             noteObjectsChanged(deleted: [object])
             return
         }
@@ -488,6 +484,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object.prepareForDeletion()
         applyDeleteRules(object)
         noteObjectsChanged(deleted: [object])
+    }
+
+    /// Takes an inserted object out of the context before any save (a delete, or its insert
+    /// undone): no longer inserted nor registered, and marked discarded
+    /// (``NSManagedObject/Lifecycle/isDiscarded``).
+    func discard(_ object: NSManagedObject) {
+        object.lifecycle.isInserted = false
+        object.lifecycle.isDiscarded = true
+        pendingInserted[ObjectIdentifier(object)] = nil
+        // Not inserted any more, so reading the ID does not register one made now.
+        registered[object.objectID] = nil
+        // An ID made permanent by obtainPermanentIDs(for:) was registered with its store.
+        noteUnregistered([object.objectID])
     }
 
     /// Called by objects when a property changes.
