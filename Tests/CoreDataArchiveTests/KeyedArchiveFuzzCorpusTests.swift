@@ -1,6 +1,6 @@
 // The keyed-archive fuzz target's seed corpus (Fuzz/Corpus/FuzzKeyedArchive): Apple's archives
 // from the conformance fixtures (Tests/CoreDataModelTests/Fixtures: the compiled mapping model, Xcode's four value expressions, the
-// compiled models) and hand-made archives of every expression and predicate class, written by
+// compiled models, and two of them with model features added: derived-*) and hand-made archives of every expression and predicate class, written by
 // this test with `COREDATA_WRITE_FUZZ_CORPUS=1` (Fuzz/make-corpus.sh sets it). Every corpus file,
 // regression inputs included, is replayed through the decoders the fuzz target drives.
 import CoreDataArchive
@@ -43,6 +43,11 @@ final class KeyedArchiveFuzzCorpusTests: XCTestCase {
         }
         for name in ["SampleModel.mom", "SampleModel2.mom", "SampleModel3.mom"] {
             seeds.append(("apple-\(name)", try Conformance.data(Conformance.momd.appendingPathComponent(name))))
+        }
+        // Apple's SampleModel3 with fetch requests, fetched, derived and composite properties and
+        // configurations added (Fixtures/derived, Formats/compiled-model.md §2.2, §2.3).
+        for name in ["SampleModel3+Templates.mom", "SampleModel3+Composite.mom"] {
+            seeds.append(("derived-\(name)", try Conformance.data(Conformance.root.appendingPathComponent("derived/\(name)"))))
         }
         let missing = try keep(seeds)
         XCTAssertTrue(missing.isEmpty, "seeds missing from \(corpus.path): \(missing); run `bash Fuzz/make-corpus.sh`")

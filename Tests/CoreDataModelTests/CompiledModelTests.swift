@@ -48,21 +48,80 @@ final class CompiledModelTests: XCTestCase {
         XCTAssertEqual(person.uniquenessConstraints as? [[String]], [["firstName", "lastName"]])
     }
 
+    /// A fetched property, a derived and a composite attribute, fetch request templates and
+    /// configurations (§2.2, §2.3), archived with the keys Core Data's encoders write, in Xcode's compiled SampleModel3 (`Fixtures/derived`,
+    /// made by `make-templates-mom.py`: no Xcode-written model with them is at hand).
+    func testFetchedDerivedAndCompositePropertiesTemplatesAndConfigurationsAreRead() throws {
+        let url = Fixtures.root.appendingPathComponent("derived/SampleModel3+Templates.mom")
+        let model = try NSManagedObjectModel(validatingContentsOf: url)
+
+        let person = try XCTUnwrap(model.entitiesByName["Person"])
+        let fetched = try XCTUnwrap(person.propertiesByName["carsWithItsLastName"] as? NSFetchedPropertyDescription)
+        XCTAssertTrue(fetched.isOptional)
+        let fetchedRequest = try XCTUnwrap(fetched.fetchRequestDescription)
+        XCTAssertEqual(fetchedRequest.entityName, "Car")
+        XCTAssertEqual(fetchedRequest.predicateFormat, "owner.lastName == $FETCH_SOURCE.lastName")
+        XCTAssertEqual(fetchedRequest.returnsObjectsAsFaults, true)
+        XCTAssertEqual(fetchedRequest.returnsDistinctResults, false)
+        let derived = try XCTUnwrap(person.attributesByName["carCount"] as? NSDerivedAttributeDescription)
+        XCTAssertEqual(derived.attributeType, .integer64AttributeType)
+        XCTAssertEqual(derived.derivationExpression.map { "\($0)" }, "cars.@count")
+        XCTAssertEqual(Set(person.attributesByName.keys), ["firstName", "lastName", "updatedAt", "carCount"])
+        let withComposite = try NSManagedObjectModel(validatingContentsOf: Fixtures.root.appendingPathComponent("derived/SampleModel3+Composite.mom"))
+        let address = try XCTUnwrap(withComposite.entitiesByName["Person"]?.attributesByName["address"] as? NSCompositeAttributeDescription)
+        XCTAssertEqual(address.attributeType, .compositeAttributeType)
+        XCTAssertEqual(address.elements.map(\.name), ["city", "zip"])
+        XCTAssertEqual(address.elements.map(\.attributeType), [.stringAttributeType, .stringAttributeType])
+
+        let plate = try XCTUnwrap(model.fetchRequestDescriptionsByName["carsWithPlate"])
+        XCTAssertEqual(plate.entityName, "Car")
+        XCTAssertEqual(plate.predicateFormat, "numberPlate == $PLATE AND model CONTAINS \"GT\"")
+        XCTAssertEqual(plate.fetchLimit, 5)
+        XCTAssertEqual(plate.fetchBatchSize, 20)
+        XCTAssertEqual(plate.returnsDistinctResults, true)
+        XCTAssertEqual(plate.includesSubentities, true)
+        XCTAssertEqual(plate.returnsObjectsAsFaults, false)
+        XCTAssertEqual(plate.includesPendingChanges, true)
+        XCTAssertEqual(plate.relationshipKeyPathsForPrefetching, ["owner", "createdBy"])
+        // A request archived with its entity's name only and no flags keeps a new request's defaults.
+        XCTAssertEqual(model.fetchRequestDescriptionsByName["everyone"], FetchRequestDescription(entityName: "Person"))
+
+        XCTAssertEqual(Set(model.configurations), ["Vehicles", "People"])
+        XCTAssertEqual(Set(model.entities(forConfigurationName: "Vehicles")?.compactMap(\.name) ?? []), ["Car", "SportCar", "LuxuryCar", "Maker"])
+        XCTAssertEqual(model.entities(forConfigurationName: "People")?.compactMap(\.name), ["Person"])
+    }
+
+    /// Apple's own compiled models have none of these: nothing is invented for them.
+    func testXcodesCompiledModelsHaveNoTemplatesOrConfigurations() throws {
+        for version in ["SampleModel", "SampleModel2", "SampleModel3"] {
+            let model = try NSManagedObjectModel(validatingContentsOf: Self.momd.appendingPathComponent("\(version).mom"))
+            XCTAssertTrue(model.fetchRequestDescriptionsByName.isEmpty, version)
+            XCTAssertTrue(model.configurations.isEmpty, version)
+        }
+    }
+
     /// Every prefix and a sample of byte flips of a real `.mom` decode or throw a `ModelError`.
     func testDamagedCompiledModelsThrow() throws {
-        let bytes = [UInt8](try Data(contentsOf: Self.momd.appendingPathComponent("SampleModel2.mom")))
-        var errors = 0
-        for length in stride(from: 0, to: bytes.count, by: 97) {
-            do { _ = try Self.load(Array(bytes[..<length])) } catch { errors += 1 }
+        let files = [
+            Self.momd.appendingPathComponent("SampleModel2.mom"),
+            Fixtures.root.appendingPathComponent("derived/SampleModel3+Templates.mom"),
+            Fixtures.root.appendingPathComponent("derived/SampleModel3+Composite.mom"),
+        ]
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: file))
+            var errors = 0
+            for length in stride(from: 0, to: bytes.count, by: 97) {
+                do { _ = try Self.load(Array(bytes[..<length])) } catch { errors += 1 }
+            }
+            var generator = SystemRandomNumberGenerator()
+            for _ in 0..<400 {
+                var damaged = bytes
+                let position = Int.random(in: 0..<damaged.count, using: &generator)
+                damaged[position] ^= UInt8.random(in: 1...255, using: &generator)
+                do { _ = try Self.load(damaged) } catch { errors += 1 }
+            }
+            XCTAssertGreaterThan(errors, 0, file.lastPathComponent)
         }
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<400 {
-            var damaged = bytes
-            let position = Int.random(in: 0..<damaged.count, using: &generator)
-            damaged[position] ^= UInt8.random(in: 1...255, using: &generator)
-            do { _ = try Self.load(damaged) } catch { errors += 1 }
-        }
-        XCTAssertGreaterThan(errors, 0)
         XCTAssertThrowsError(try Self.load(Array("bplist00 and then nothing".utf8))) { error in
             XCTAssertTrue(error is ModelError, "\(error)")
         }

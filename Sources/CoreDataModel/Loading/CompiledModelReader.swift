@@ -1,4 +1,5 @@
 import CoreDataArchive
+import CoreDataPredicate
 import Foundation
 
 /// Builds a model from Xcode's compiled form, a `.mom` file: an `NSKeyedArchiver` archive whose
@@ -13,6 +14,16 @@ struct CompiledModelReader {
     static let maximumProperties = 10_000
     /// §2: the bit of `NSFlagsKey` that is `preservesValueInHistoryOnDeletion`.
     static let preservesValueOnDeletionFlag = 16
+    /// §2.3: the bits of an archived fetch request's `NSFetchRequestFlags`.
+    static let distinctResultsFlag = 1
+    static let subentitiesFlag = 2
+    static let objectsAsFaultsFlag = 8
+    static let pendingChangesFlag = 16
+    /// §2.3: the most fetch request templates and configurations of one model.
+    static let maximumTemplates = 10_000
+    static let maximumConfigurations = 10_000
+    /// §2.2: the deepest nesting of composite attributes.
+    static let maximumCompositeDepth = 16
 
     /// Whether `data` is a binary property list (a compiled model), not Xcode's XML source.
     static func isCompiled(_ data: Data) -> Bool { data.starts(with: Array("bplist".utf8)) }
@@ -73,8 +84,97 @@ struct CompiledModelReader {
         for entity in entities where model.entitiesByName[entity.name ?? ""] != nil {
             throw ModelError(.duplicateEntity, "entity '\(entity.name ?? "")' is declared by another model file too", file: file, entityName: entity.name)
         }
+        // Fetched properties name their request's entity, which may come later in the archive.
+        for (entity, _, properties) in archived {
+            for (name, property) in properties where property.isKind(of: "NSFetchedPropertyDescription") {
+                guard let fetched = entity.propertiesByName[name] as? NSFetchedPropertyDescription else { continue }
+                fetched.fetchRequestDescription = try fetchedPropertyRequest(property, byReference: byReference)
+            }
+        }
         // The caller checks the whole model once every file is read.
         model.entities += entities
+        for (name, members) in try configurations(root, byReference: byReference) {
+            model.setEntities(members, forConfigurationName: name)
+        }
+        var templates = model.fetchRequestDescriptionsByName
+        for (name, object) in try objects(forKey: "NSFetchRequestTemplates", in: root, limit: Self.maximumTemplates) {
+            guard let request = try fetchRequest(object, byReference: byReference, entityName: nil) else {
+                throw fail("fetch request template '\(name)' names no entity", object)
+            }
+            templates[name] = request
+        }
+        model.fetchRequestDescriptionsByName = templates
+    }
+
+    // MARK: Configurations and fetch requests
+
+    /// `NSConfigurations` (§2.3): each name's set of entity objects, in archive order. `momc`
+    /// leaves out the default configuration, which needs no entry.
+    private func configurations(_ root: ArchivedObject, byReference: [ArchiveReference: NSEntityDescription]) throws -> [(String, [NSEntityDescription])] {
+        var result: [(String, [NSEntityDescription])] = []
+        for (name, set) in try objects(forKey: "NSConfigurations", in: root, limit: Self.maximumConfigurations) {
+            var members: [NSEntityDescription] = []
+            for reference in try unarchiver.elements(of: set) {
+                guard let entity = byReference[reference] else { throw fail("configuration '\(name)' holds something other than an entity of the model", set) }
+                members.append(entity)
+            }
+            result.append((name, members))
+        }
+        return result
+    }
+
+    /// A fetched property's request (§2.3): `NSFetchRequest`, whose entity may be left to
+    /// `_NSFetchRequestEntityName`.
+    private func fetchedPropertyRequest(_ property: ArchivedObject, byReference: [ArchiveReference: NSEntityDescription]) throws -> FetchRequestDescription? {
+        let entityName = try property.string(forKey: "_NSFetchRequestEntityName")
+        guard let reference = try property.reference(forKey: "NSFetchRequest") else {
+            return entityName.map { FetchRequestDescription(entityName: $0) }
+        }
+        guard let request = try fetchRequest(try archive.object(at: reference), byReference: byReference, entityName: entityName) else {
+            throw fail("the fetch request names no entity", property)
+        }
+        return request
+    }
+
+    /// An archived `NSFetchRequest` (§2.3) as the model keeps a request; nil when it names no
+    /// entity (neither an entity object nor a name under `NSEntity`, nor `entityName`).
+    private func fetchRequest(_ object: ArchivedObject, byReference: [ArchiveReference: NSEntityDescription], entityName: String?) throws -> FetchRequestDescription? {
+        try expect(object, "NSFetchRequest")
+        var name = entityName
+        if let reference = try object.reference(forKey: "NSEntity") {
+            if let entity = byReference[reference] {
+                name = entity.name
+            } else if case .string(let string) = try unarchiver.decode(reference) {
+                // A request made by entity name archives the name (a string, or an NSString object).
+                name = string
+            } else {
+                throw fail("NSEntity is neither an entity of the model nor an entity name", object)
+            }
+        }
+        guard let name, !name.isEmpty else { return nil }
+        var request = FetchRequestDescription(entityName: name)
+        do {
+            request.predicateFormat = try ArchivedExpressionDecoder(unarchiver: unarchiver).predicate(forKey: "NSPredicate", in: object)?.predicateFormat
+        } catch {
+            throw fail("NSPredicate: \(error)", object)
+        }
+        let limit = try object.integer(forKey: "NSFetchLimit") ?? 0
+        let batch = try object.integer(forKey: "NSBatchSize") ?? 0
+        guard limit >= 0, batch >= 0 else { throw fail("NSFetchLimit \(limit) or NSBatchSize \(batch) is negative", object) }
+        request.fetchLimit = limit
+        request.fetchBatchSize = batch
+        // Without the flags Foundation keeps a new request's defaults, as the description's are.
+        if try object.bool(forKey: "NSHasFetchRequestFlags") == true {
+            let flags = try object.integer(forKey: "NSFetchRequestFlags") ?? 0
+            request.returnsDistinctResults = flags & Self.distinctResultsFlag != 0
+            request.includesSubentities = flags & Self.subentitiesFlag != 0
+            request.returnsObjectsAsFaults = flags & Self.objectsAsFaultsFlag != 0
+            request.includesPendingChanges = flags & Self.pendingChangesFlag != 0
+        }
+        if let paths = try unarchiver.decode(forKey: "NSRelationshipKeyPathsForPrefetching", in: object), paths != .null {
+            request.relationshipKeyPathsForPrefetching = try stringList(paths, "NSRelationshipKeyPathsForPrefetching", object)
+        }
+        return request
     }
 
     // MARK: Entities
@@ -138,20 +238,29 @@ struct CompiledModelReader {
 
     // MARK: Properties
 
-    /// The property, or nil for a kind this reader does not read yet (§4).
+    /// The property: an attribute (derived and composite ones too), a relationship or a fetched
+    /// property.
     private func readProperty(_ object: ArchivedObject, key: String) throws -> NSPropertyDescription? {
+        let property = try readPropertyFields(object)
+        guard property.name == key else { throw fail("NSPropertyName '\(property.name)' differs from its key '\(key)' in NSProperties", object) }
+        return property
+    }
+
+    /// A property with the fields every kind has; a composite's elements are read the same way,
+    /// `depth` levels down.
+    private func readPropertyFields(_ object: ArchivedObject, depth: Int = 0) throws -> NSPropertyDescription {
         let property: NSPropertyDescription
         if object.isKind(of: "NSAttributeDescription") {
-            property = try readAttribute(object)
+            property = try readAttribute(object, depth: depth)
         } else if object.isKind(of: "NSRelationshipDescription") {
             property = try readRelationship(object)
         } else if object.isKind(of: "NSFetchedPropertyDescription") {
-            return nil
+            // Its request is read once every entity exists (`fetchedPropertyRequest`).
+            property = NSFetchedPropertyDescription()
         } else {
             throw fail("a property of class \(object.className), not an attribute or a relationship", object)
         }
         guard let name = try object.string(forKey: "NSPropertyName"), !name.isEmpty else { throw fail("NSPropertyName is missing", object) }
-        guard name == key else { throw fail("NSPropertyName '\(name)' differs from its key '\(key)' in NSProperties", object) }
         property.name = name
         property.isOptional = try object.bool(forKey: "NSIsOptional") ?? false
         property.isTransient = try object.bool(forKey: "NSIsTransient") ?? false
@@ -161,8 +270,21 @@ struct CompiledModelReader {
         return property
     }
 
-    private func readAttribute(_ object: ArchivedObject) throws -> NSAttributeDescription {
-        let attribute = NSAttributeDescription()
+    private func readAttribute(_ object: ArchivedObject, depth: Int) throws -> NSAttributeDescription {
+        let attribute: NSAttributeDescription
+        if object.isKind(of: "NSCompositeAttributeDescription") {
+            attribute = try readComposite(object, depth: depth)
+        } else if object.isKind(of: "NSDerivedAttributeDescription") {
+            let derived = NSDerivedAttributeDescription()
+            do {
+                derived.derivationExpression = try ArchivedExpressionDecoder(unarchiver: unarchiver).expression(forKey: "NSDerivationExpression", in: object)
+            } catch {
+                throw fail("NSDerivationExpression: \(error)", object)
+            }
+            attribute = derived
+        } else {
+            attribute = NSAttributeDescription()
+        }
         guard let rawType = try object.integer(forKey: "NSAttributeType") else { throw fail("NSAttributeType is missing", object) }
         guard rawType >= 0, let type = NSAttributeType(rawValue: UInt(rawType)) else {
             throw ModelError(.unknownAttributeType, "\(object.label): NSAttributeType \(rawType) is not an attribute type", file: file)
@@ -177,6 +299,28 @@ struct CompiledModelReader {
             attribute.defaultValue = try defaultValue(value, type: type, object)
         }
         return attribute
+    }
+
+    /// A composite attribute's elements (§2.2), `NSCompositeElements`: attributes, composites
+    /// among them, at most ``maximumCompositeDepth`` deep (an element may not hold its composite).
+    private func readComposite(_ object: ArchivedObject, depth: Int) throws -> NSCompositeAttributeDescription {
+        guard depth < Self.maximumCompositeDepth else { throw fail("composites nested deeper than \(Self.maximumCompositeDepth) levels", object) }
+        let composite = NSCompositeAttributeDescription()
+        guard let list = try object.reference(forKey: "NSCompositeElements") else { return composite }
+        let references = try unarchiver.elements(of: try archive.object(at: list))
+        guard references.count <= Self.maximumProperties else { throw fail("NSCompositeElements has \(references.count) elements, more than \(Self.maximumProperties)", object) }
+        var names = Set<String>()
+        var elements: [NSAttributeDescription] = []
+        for reference in references {
+            let element = try archive.object(at: reference)
+            guard element.isKind(of: "NSAttributeDescription"), let attribute = try readPropertyFields(element, depth: depth + 1) as? NSAttributeDescription else {
+                throw fail("NSCompositeElements holds \(element.className), not an attribute", object)
+            }
+            guard names.insert(attribute.name).inserted else { throw fail("NSCompositeElements has two elements named '\(attribute.name)'", object) }
+            elements.append(attribute)
+        }
+        composite.elements = elements
+        return composite
     }
 
     /// The archived default as the source loader types it (Int16 for Integer 16, and so on).
@@ -278,6 +422,15 @@ struct CompiledModelReader {
             info[hashable] = value.foundationValue
         }
         return info
+    }
+
+    /// An array of strings.
+    private func stringList(_ value: UnarchivedValue, _ key: String, _ object: ArchivedObject) throws -> [String] {
+        guard case .array(let names) = value else { throw fail("\(key) is not an array", object) }
+        return try names.map { name in
+            guard case .string(let string) = name else { throw fail("\(key) holds something other than names", object) }
+            return string
+        }
     }
 
     /// An array of arrays of strings (uniqueness constraints, compound indexes).
