@@ -48,8 +48,8 @@ final class CompiledModelTests: XCTestCase {
         XCTAssertEqual(person.uniquenessConstraints as? [[String]], [["firstName", "lastName"]])
     }
 
-    /// A fetched property, a derived and a composite attribute, fetch request templates and
-    /// configurations (§2.2, §2.3), archived with the keys Core Data's encoders write, in Xcode's compiled SampleModel3 (`Fixtures/derived`,
+    /// Validation predicates, a fetched property, a derived and a composite attribute, fetch
+    /// request templates and configurations (§2.1–2.3), archived with the keys Core Data's encoders write, in Xcode's compiled SampleModel3 (`Fixtures/derived`,
     /// made by `make-templates-mom.py`: no Xcode-written model with them is at hand).
     func testFetchedDerivedAndCompositePropertiesTemplatesAndConfigurationsAreRead() throws {
         let url = Fixtures.root.appendingPathComponent("derived/SampleModel3+Templates.mom")
@@ -72,6 +72,13 @@ final class CompiledModelTests: XCTestCase {
         XCTAssertEqual(address.attributeType, .compositeAttributeType)
         XCTAssertEqual(address.elements.map(\.name), ["city", "zip"])
         XCTAssertEqual(address.elements.map(\.attributeType), [.stringAttributeType, .stringAttributeType])
+
+        let makerName = try XCTUnwrap(model.entitiesByName["Maker"]?.attributesByName["name"])
+        XCTAssertEqual(makerName.validationPredicates.map(\.predicateFormat), ["length >= 2"])
+        XCTAssertEqual(makerName.validationWarnings as? [Int], [1670])
+        let firstName = try XCTUnwrap(person.attributesByName["firstName"])
+        XCTAssertEqual(firstName.validationPredicates.map(\.predicateFormat), ["SELF MATCHES \"[A-Z].*\""])
+        XCTAssertEqual(firstName.validationWarnings as? [String], ["A first name starts with a capital"])
 
         let plate = try XCTUnwrap(model.fetchRequestDescriptionsByName["carsWithPlate"])
         XCTAssertEqual(plate.entityName, "Car")

@@ -2,8 +2,8 @@
 import Foundation
 import XCTest
 
-/// A compiled model's fetch request templates, fetched properties, derived and composite
-/// attributes and configurations (Formats/compiled-model.md §2.2, §2.3) work as those of a
+/// A compiled model's validation predicates, fetch request templates, fetched properties, derived
+/// and composite attributes and configurations (Formats/compiled-model.md §2.1–2.3) work as those of a
 /// source model do, on every store: the derived `SampleModel3+Templates.mom` (Xcode's compiled
 /// SampleModel3 with them added under the keys Core Data's encoders write).
 final class CompiledModelTemplateTests: XCTestCase {
@@ -108,6 +108,28 @@ final class CompiledModelTemplateTests: XCTestCase {
             let londoners = NSFetchRequest<NSManagedObject>(entityName: "Person")
             londoners.predicate = NSPredicate(format: "address.zip == %@", "W1")
             XCTAssertEqual(try context.fetch(londoners).compactMap { $0.value(forKey: "lastName") as? String }, ["Lovelace"], "[\(kind)]")
+        }
+    }
+
+    /// The compiled model's validation predicates are checked at save: a failing one reports its
+    /// warning, an error code (`NSValidationStringTooShortError`) or a message.
+    func testValidationPredicatesAreChecked() {
+        forEachStore { kind, context in
+            let maker = NSEntityDescription.insertNewObject(forEntityName: "Maker", into: context)
+            maker.setValue("X", forKey: "name")
+            XCTAssertThrowsError(try context.save(), "[\(kind)]") { error in
+                XCTAssertEqual((error as NSError).code, NSValidationStringTooShortError, "[\(kind)] \(error)")
+            }
+            maker.setValue("XY", forKey: "name")
+            let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+            person.setValue(Date(), forKey: "updatedAt")
+            person.setValue("ada", forKey: "firstName")
+            XCTAssertThrowsError(try context.save(), "[\(kind)]") { error in
+                XCTAssertTrue((error as NSError).localizedDescription.contains("A first name starts with a capital"), "[\(kind)] \(error)")
+            }
+            person.setValue("Ada", forKey: "firstName")
+            try context.save()
+            XCTAssertFalse(maker.objectID.isTemporaryID, "[\(kind)]")
         }
     }
 

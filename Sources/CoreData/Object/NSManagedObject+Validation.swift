@@ -107,15 +107,18 @@ extension NSManagedObject {
         }
     }
 
-    /// Predicates set with `setValidationPredicates(_:withValidationWarnings:)`: each failing one
-    /// reports its warning (Apple's `NSManagedObjectValidationError`).
+    /// Predicates set with `setValidationPredicates(_:withValidationWarnings:)` or read from a
+    /// compiled model: each failing one reports its warning, a message (with Apple's
+    /// `NSManagedObjectValidationError`) or an error code (`momc` writes codes such as
+    /// `NSValidationStringTooShortError` for the editor's rules).
     private func customPredicateErrors(_ property: NSPropertyDescription, value: Any) -> [NSError] {
         let predicates = property.customValidationPredicates
         let warnings = property.customValidationWarnings
         return zip(predicates, Array(warnings) + Array(repeating: "", count: max(0, predicates.count - warnings.count))).compactMap { predicate, warning in
             guard !predicate.evaluate(with: value) else { return nil }
             let message = (warning as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "'\(property.name)' of \(entity.name ?? "object") does not satisfy \(predicate.predicateFormat)"
-            var error = validationError(NSManagedObjectValidationError, key: property.name, value: value, message)
+            let code = (warning as? Int).flatMap { $0 > 0 ? $0 : nil } ?? NSManagedObjectValidationError
+            var error = validationError(code, key: property.name, value: value, message)
             var info = error.userInfo
             info[NSValidationPredicateErrorKey] = predicate
             error = NSError(domain: error.domain, code: error.code, userInfo: info)

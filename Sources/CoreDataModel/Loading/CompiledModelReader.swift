@@ -22,6 +22,8 @@ struct CompiledModelReader {
     /// §2.3: the most fetch request templates and configurations of one model.
     static let maximumTemplates = 10_000
     static let maximumConfigurations = 10_000
+    /// §2: the most validation predicates of one property.
+    static let maximumValidationPredicates = 1_000
     /// §2.2: the deepest nesting of composite attributes.
     static let maximumCompositeDepth = 16
 
@@ -267,7 +269,37 @@ struct CompiledModelReader {
         property.renamingIdentifier = try renamingIdentifier(object, name: name)
         property.versionHashModifier = try object.string(forKey: "NSVersionHashModifier")
         property.userInfo = try userInfo(object)
+        property.customValidation = try validation(object)
         return property
+    }
+
+    /// `NSValidationPredicates` and `NSValidationWarnings` (§2, properties): what `momc` makes of the
+    /// editor's rules, and predicates set in code. A warning is a message or an error code.
+    private func validation(_ object: ArchivedObject) throws -> CustomValidation {
+        guard let list = try object.reference(forKey: "NSValidationPredicates") else { return CustomValidation() }
+        let references = try unarchiver.elements(of: try archive.object(at: list))
+        guard references.count <= Self.maximumValidationPredicates else {
+            throw fail("NSValidationPredicates has \(references.count) predicates, more than \(Self.maximumValidationPredicates)", object)
+        }
+        let decoder = ArchivedExpressionDecoder(unarchiver: unarchiver)
+        var predicates: [CoreDataPredicate.NSPredicate] = []
+        for reference in references {
+            do { predicates.append(try decoder.predicate(at: reference)) } catch { throw fail("NSValidationPredicates: \(error)", object) }
+        }
+        var warnings: [Any] = []
+        if let value = try unarchiver.decode(forKey: "NSValidationWarnings", in: object), value != .null {
+            guard case .array(let items) = value else { throw fail("NSValidationWarnings is not an array", object) }
+            warnings = try items.map { item -> Any in
+                switch item {
+                case .string(let message): return message
+                case .integer(let code):
+                    guard let code = Int(exactly: code) else { throw fail("NSValidationWarnings holds the error code \(code), out of range", object) }
+                    return code
+                default: throw fail("NSValidationWarnings holds something other than messages and error codes", object)
+                }
+            }
+        }
+        return CustomValidation(predicates: predicates, warnings: warnings)
     }
 
     private func readAttribute(_ object: ArchivedObject, depth: Int) throws -> NSAttributeDescription {

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes SampleModel3+Templates.mom: Xcode's compiled SampleModel3.mom (../apple-compiled)
-with a fetched property, a derived attribute, two fetch request templates and two
-configurations added; and SampleModel3+Composite.mom, the same with a composite attribute too
+with a fetched property, a derived attribute, validation predicates, two fetch request
+templates and two configurations added; and SampleModel3+Composite.mom, the same with a composite attribute too
 (which Apple's SQLite layout here does not keep), archived with the keys Core Data's own encoders write
-(Formats/compiled-model.md §2.2, §2.3). No Xcode-written model with these features is at hand;
+(Formats/compiled-model.md §2.1–2.3). No Xcode-written model with these features is at hand;
 everything else in the file is as Xcode wrote it.
 
 Run from this folder: python3 make-templates-mom.py"""
@@ -119,6 +119,24 @@ derived = attribute("carCount", 300, person, chain=("NSDerivedAttributeDescripti
                     NSDerivationExpression=key_path("cars.@count"))
 properties["NS.keys"].append(add("carCount"))
 properties["NS.objects"].append(derived)
+
+# Validation predicates with their warnings (NSPropertyDescription's encoder): Maker.name at least
+# two characters long, reported with the error code momc writes for the editor's minimum length
+# (NSValidationStringTooShortError); Person.firstName starting with a capital, with a message.
+def validate(owner_name, attribute_name, predicates, warnings):
+    table = objects[objects[entity(owner_name).data]["NSProperties"].data]
+    for key, value in zip(table["NS.keys"], table["NS.objects"]):
+        if objects[key.data] == attribute_name:
+            objects[value.data]["NSValidationPredicates"] = array(predicates)
+            objects[value.data]["NSValidationWarnings"] = array(warnings)
+            return
+    raise KeyError(attribute_name)
+
+
+validate("Maker", "name", [comparison(key_path("length"), 3, constant(add(2)), "NSComparisonPredicateOperator")], [add(1670)])
+evaluated = add({"NSExpressionType": 1, "$class": cls("NSSelfExpression", "NSExpression")})
+validate("Person", "firstName", [comparison(evaluated, 6, constant(add("[A-Z].*")), "NSMatchingPredicateOperator")],
+         [add("A first name starts with a capital")])
 
 # Two templates: one with variables, a limit, flags and prefetching; one naming its entity
 # by name only (the lazy form, NSEntity a string) with no flags.
