@@ -49,7 +49,7 @@ final class CompiledModelTests: XCTestCase {
     }
 
     /// Validation predicates, a fetched property, a derived and a composite attribute, fetch
-    /// request templates and configurations (§2.1–2.3), archived with the keys Core Data's encoders write, in Xcode's compiled SampleModel3 (`Fixtures/derived`,
+    /// request templates and configurations (§2–2.3), archived with the keys Core Data's encoders write, in Xcode's compiled SampleModel3 (`Fixtures/derived`,
     /// made by `make-templates-mom.py`: no Xcode-written model with them is at hand).
     func testFetchedDerivedAndCompositePropertiesTemplatesAndConfigurationsAreRead() throws {
         let url = Fixtures.root.appendingPathComponent("derived/SampleModel3+Templates.mom")
@@ -90,12 +90,57 @@ final class CompiledModelTests: XCTestCase {
         XCTAssertEqual(plate.returnsObjectsAsFaults, false)
         XCTAssertEqual(plate.includesPendingChanges, true)
         XCTAssertEqual(plate.relationshipKeyPathsForPrefetching, ["owner", "createdBy"])
+        let faultsOnly = try XCTUnwrap(model.fetchRequestDescriptionsByName["carsAsFaultsOnly"])
+        XCTAssertEqual(faultsOnly.includesSubentities, false)
+        XCTAssertEqual(faultsOnly.includesPendingChanges, false)
+        XCTAssertEqual(faultsOnly.returnsObjectsAsFaults, true)
+        XCTAssertEqual(faultsOnly.returnsDistinctResults, false)
         // A request archived with its entity's name only and no flags keeps a new request's defaults.
         XCTAssertEqual(model.fetchRequestDescriptionsByName["everyone"], FetchRequestDescription(entityName: "Person"))
 
         XCTAssertEqual(Set(model.configurations), ["Vehicles", "People"])
         XCTAssertEqual(Set(model.entities(forConfigurationName: "Vehicles")?.compactMap(\.name) ?? []), ["Car", "SportCar", "LuxuryCar", "Maker"])
         XCTAssertEqual(model.entities(forConfigurationName: "People")?.compactMap(\.name), ["Person"])
+    }
+
+    /// The compiled derived fixture hashes as the same model written as Xcode's source does: the
+    /// derivation expression decoded from the archive prints as the one parsed from text.
+    func testTheDerivedFixtureHashesAsItsSourceWould() throws {
+        let sourceURL = Fixtures.sampleModel.appendingPathComponent("SampleModel3.xcdatamodel/contents")
+        var contents = try String(contentsOf: sourceURL, encoding: .utf8)
+        let personEnd = try XCTUnwrap(contents.range(of: "<relationship name=\"cars\" optional=\"YES\" toMany=\"YES\" deletionRule=\"Nullify\" destinationEntity=\"Car\" inverseName=\"owner\""))
+        contents.insert(contentsOf: """
+            <attribute name="carCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="cars.@count" usesScalarValueType="YES"/>
+                <fetchedProperty name="carsWithItsLastName" optional="YES">
+                    <fetchRequest name="fetchedPropertyFetchRequest" entity="Car" predicateString="owner.lastName == $FETCH_SOURCE.lastName"/>
+                </fetchedProperty>
+
+            """, at: personEnd.lowerBound)
+        let source = try NSManagedObjectModel(xcodeModelContents: Data(contents.utf8))
+        let compiled = try NSManagedObjectModel(validatingContentsOf: Fixtures.root.appendingPathComponent("derived/SampleModel3+Templates.mom"))
+        XCTAssertNotNil(source.entitiesByName["Person"]?.attributesByName["carCount"] as? NSDerivedAttributeDescription)
+        XCTAssertEqual(compiled.entityVersionHashesByName, source.entityVersionHashesByName)
+    }
+
+    /// SampleModel3 with one damage each (made by `make-templates-mom.py`): refused with an error
+    /// naming what is wrong, not loaded, looped over or trapped on.
+    func testHostileFeaturesAreRefused() throws {
+        let cases: [(file: String, says: String)] = [
+            ("hostile-shared-composites.mom", "more than 10000 elements"),
+            ("hostile-composite-in-itself.mom", "nested deeper than 16"),
+            ("hostile-template-without-entity.mom", "'nowhere' names no entity"),
+            ("hostile-template-entity-is-an-attribute.mom", "NSEntity"),
+            ("hostile-configuration-member.mom", "something other than an entity"),
+            ("hostile-validation-warning.mom", "NSValidationWarnings"),
+            ("hostile-fetched-property-without-request.mom", "neither NSFetchRequest nor _NSFetchRequestEntityName"),
+        ]
+        for (file, says) in cases {
+            let url = Fixtures.root.appendingPathComponent("derived/\(file)")
+            XCTAssertThrowsError(try NSManagedObjectModel(validatingContentsOf: url), file) { error in
+                guard let error = error as? ModelError else { return XCTFail("\(file): \(error)") }
+                XCTAssertTrue("\(error)".contains(says), "\(file): \(error)")
+            }
+        }
     }
 
     /// Apple's own compiled models have none of these: nothing is invented for them.

@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// A compiled model's validation predicates, fetch request templates, fetched properties, derived
-/// and composite attributes and configurations (Formats/compiled-model.md §2.1–2.3) work as those of a
+/// and composite attributes and configurations (Formats/compiled-model.md §2–2.3) work as those of a
 /// source model do, on every store: the derived `SampleModel3+Templates.mom` (Xcode's compiled
 /// SampleModel3 with them added under the keys Core Data's encoders write).
 final class CompiledModelTemplateTests: XCTestCase {

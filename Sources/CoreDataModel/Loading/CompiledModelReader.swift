@@ -24,19 +24,35 @@ struct CompiledModelReader {
     static let maximumConfigurations = 10_000
     /// §2: the most validation predicates of one property.
     static let maximumValidationPredicates = 1_000
-    /// §2.2: the deepest nesting of composite attributes.
+    /// §2.2: the deepest nesting of composite attributes, and the most composite elements of
+    /// one model (elements may be shared, so depth alone would not bound the work).
     static let maximumCompositeDepth = 16
+    static let maximumCompositeElements = 10_000
+    /// §2.3: the most entity memberships of all configurations together (sets may be shared).
+    static let maximumConfigurationMembers = 100_000
+    /// §3: object visits the unarchiver may make per archived object (at least
+    /// `KeyedUnarchiver.defaultObjectBudget`): predicates and expressions decode through it, and
+    /// a large model has many.
+    static let objectVisitsPerObject = 16
+
+    /// What the reader has read so far, against the model-wide limits above.
+    private final class Tally {
+        var compositeElements = 0
+        var configurationMembers = 0
+    }
 
     /// Whether `data` is a binary property list (a compiled model), not Xcode's XML source.
     static func isCompiled(_ data: Data) -> Bool { data.starts(with: Array("bplist".utf8)) }
 
     private let archive: KeyedArchive
     private let unarchiver: KeyedUnarchiver
+    private let tally = Tally()
     private let file: URL?
 
     private init(archive: KeyedArchive, file: URL?) {
         self.archive = archive
-        self.unarchiver = KeyedUnarchiver(archive: archive)
+        self.unarchiver = KeyedUnarchiver(
+            archive: archive, objectBudget: max(KeyedUnarchiver.defaultObjectBudget, archive.objectCount.multipliedReportingOverflow(by: Self.objectVisitsPerObject).partialValue))
         self.file = file
     }
 
@@ -116,7 +132,12 @@ struct CompiledModelReader {
         var result: [(String, [NSEntityDescription])] = []
         for (name, set) in try objects(forKey: "NSConfigurations", in: root, limit: Self.maximumConfigurations) {
             var members: [NSEntityDescription] = []
-            for reference in try unarchiver.elements(of: set) {
+            let references = try elements(of: set, key: "NSConfigurations")
+            tally.configurationMembers += references.count
+            guard tally.configurationMembers <= Self.maximumConfigurationMembers else {
+                throw fail("NSConfigurations holds more than \(Self.maximumConfigurationMembers) entity memberships", root)
+            }
+            for reference in references {
                 guard let entity = byReference[reference] else { throw fail("configuration '\(name)' holds something other than an entity of the model", set) }
                 members.append(entity)
             }
@@ -127,10 +148,11 @@ struct CompiledModelReader {
 
     /// A fetched property's request (§2.3): `NSFetchRequest`, whose entity may be left to
     /// `_NSFetchRequestEntityName`.
-    private func fetchedPropertyRequest(_ property: ArchivedObject, byReference: [ArchiveReference: NSEntityDescription]) throws -> FetchRequestDescription? {
+    private func fetchedPropertyRequest(_ property: ArchivedObject, byReference: [ArchiveReference: NSEntityDescription]) throws -> FetchRequestDescription {
         let entityName = try property.string(forKey: "_NSFetchRequestEntityName")
         guard let reference = try property.reference(forKey: "NSFetchRequest") else {
-            return entityName.map { FetchRequestDescription(entityName: $0) }
+            guard let entityName, !entityName.isEmpty else { throw fail("the fetched property has neither NSFetchRequest nor _NSFetchRequestEntityName", property) }
+            return FetchRequestDescription(entityName: entityName)
         }
         guard let request = try fetchRequest(try archive.object(at: reference), byReference: byReference, entityName: entityName) else {
             throw fail("the fetch request names no entity", property)
@@ -146,7 +168,7 @@ struct CompiledModelReader {
         if let reference = try object.reference(forKey: "NSEntity") {
             if let entity = byReference[reference] {
                 name = entity.name
-            } else if case .string(let string) = try unarchiver.decode(reference) {
+            } else if case .string(let string) = try named("NSEntity", object, { () throws(KeyedArchiveError) in try unarchiver.decode(reference) }) {
                 // A request made by entity name archives the name (a string, or an NSString object).
                 name = string
             } else {
@@ -159,6 +181,12 @@ struct CompiledModelReader {
             request.predicateFormat = try ArchivedExpressionDecoder(unarchiver: unarchiver).predicate(forKey: "NSPredicate", in: object)?.predicateFormat
         } catch {
             throw fail("NSPredicate: \(error)", object)
+        }
+        // The model keeps the format, so it must parse back: found here, not as a nil template later.
+        if let format = request.predicateFormat {
+            do { _ = try CoreDataPredicate.NSPredicate(validatingFormat: format) } catch {
+                throw fail("NSPredicate prints as '\(format)', which does not parse back: \(error)", object)
+            }
         }
         let limit = try object.integer(forKey: "NSFetchLimit") ?? 0
         let batch = try object.integer(forKey: "NSBatchSize") ?? 0
@@ -196,7 +224,7 @@ struct CompiledModelReader {
         var properties: [NSPropertyDescription] = []
         let archivedProperties = try objects(forKey: "NSProperties", in: object, limit: Self.maximumProperties)
         for (propertyName, property) in archivedProperties {
-            if let read = try readProperty(property, key: propertyName) { properties.append(read) }
+            properties.append(try readProperty(property, key: propertyName))
         }
         entity.properties = properties
         if let tuples = try unarchiver.decode(forKey: "NSUniqueTuples", in: object) {
@@ -242,7 +270,7 @@ struct CompiledModelReader {
 
     /// The property: an attribute (derived and composite ones too), a relationship or a fetched
     /// property.
-    private func readProperty(_ object: ArchivedObject, key: String) throws -> NSPropertyDescription? {
+    private func readProperty(_ object: ArchivedObject, key: String) throws -> NSPropertyDescription {
         let property = try readPropertyFields(object)
         guard property.name == key else { throw fail("NSPropertyName '\(property.name)' differs from its key '\(key)' in NSProperties", object) }
         return property
@@ -277,7 +305,7 @@ struct CompiledModelReader {
     /// editor's rules, and predicates set in code. A warning is a message or an error code.
     private func validation(_ object: ArchivedObject) throws -> CustomValidation {
         guard let list = try object.reference(forKey: "NSValidationPredicates") else { return CustomValidation() }
-        let references = try unarchiver.elements(of: try archive.object(at: list))
+        let references = try elements(of: try archive.object(at: list), key: "NSValidationPredicates")
         guard references.count <= Self.maximumValidationPredicates else {
             throw fail("NSValidationPredicates has \(references.count) predicates, more than \(Self.maximumValidationPredicates)", object)
         }
@@ -287,7 +315,7 @@ struct CompiledModelReader {
             do { predicates.append(try decoder.predicate(at: reference)) } catch { throw fail("NSValidationPredicates: \(error)", object) }
         }
         var warnings: [Any] = []
-        if let value = try unarchiver.decode(forKey: "NSValidationWarnings", in: object), value != .null {
+        if let value = try named("NSValidationWarnings", object, { () throws(KeyedArchiveError) in try unarchiver.decode(forKey: "NSValidationWarnings", in: object) }), value != .null {
             guard case .array(let items) = value else { throw fail("NSValidationWarnings is not an array", object) }
             warnings = try items.map { item -> Any in
                 switch item {
@@ -334,13 +362,17 @@ struct CompiledModelReader {
     }
 
     /// A composite attribute's elements (§2.2), `NSCompositeElements`: attributes, composites
-    /// among them, at most ``maximumCompositeDepth`` deep (an element may not hold its composite).
+    /// among them, at most ``maximumCompositeDepth`` deep and ``maximumCompositeElements`` in all
+    /// (an element may not hold its composite, and shared element lists count each time).
     private func readComposite(_ object: ArchivedObject, depth: Int) throws -> NSCompositeAttributeDescription {
         guard depth < Self.maximumCompositeDepth else { throw fail("composites nested deeper than \(Self.maximumCompositeDepth) levels", object) }
         let composite = NSCompositeAttributeDescription()
         guard let list = try object.reference(forKey: "NSCompositeElements") else { return composite }
-        let references = try unarchiver.elements(of: try archive.object(at: list))
-        guard references.count <= Self.maximumProperties else { throw fail("NSCompositeElements has \(references.count) elements, more than \(Self.maximumProperties)", object) }
+        let references = try elements(of: try archive.object(at: list), key: "NSCompositeElements")
+        tally.compositeElements += references.count
+        guard tally.compositeElements <= Self.maximumCompositeElements else {
+            throw fail("the model's composites have more than \(Self.maximumCompositeElements) elements together", object)
+        }
         var names = Set<String>()
         var elements: [NSAttributeDescription] = []
         for reference in references {
@@ -494,6 +526,16 @@ struct CompiledModelReader {
             entries.append((name, try archive.object(at: valueReference)))
         }
         return entries
+    }
+
+    /// The references of the collection `collection`, read for field `key`: an error names the key.
+    private func elements(of collection: ArchivedObject, key: String) throws -> [ArchiveReference] {
+        try named(key, collection) { () throws(KeyedArchiveError) in try unarchiver.elements(of: collection) }
+    }
+
+    /// `body`'s result; its archive error becomes a `ModelError` naming `object` and `key`.
+    private func named<T>(_ key: String, _ object: ArchivedObject, _ body: () throws(KeyedArchiveError) -> T) throws -> T {
+        do { return try body() } catch { throw fail("\(key): \(error)", object) }
     }
 
     private func expect(_ object: ArchivedObject, _ className: String) throws {

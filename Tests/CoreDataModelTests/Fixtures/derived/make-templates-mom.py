@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes SampleModel3+Templates.mom: Xcode's compiled SampleModel3.mom (../apple-compiled)
 with a fetched property, a derived attribute, validation predicates, two fetch request
-templates and two configurations added; and SampleModel3+Composite.mom, the same with a composite attribute too
-(which Apple's SQLite layout here does not keep), archived with the keys Core Data's own encoders write
-(Formats/compiled-model.md §2.1–2.3). No Xcode-written model with these features is at hand;
+templates and two configurations added; SampleModel3+Composite.mom, the same with a composite attribute too
+(which Apple's SQLite layout here does not keep); and hostile-*.mom, SampleModel3 with one
+damage each that the reader must refuse with an error (and not loop or crash), archived with the keys Core Data's own encoders write
+(Formats/compiled-model.md §2–2.3). No Xcode-written model with these features is at hand;
 everything else in the file is as Xcode wrote it.
 
 Run from this folder: python3 make-templates-mom.py"""
@@ -145,6 +146,7 @@ plate = compound(1, [comparison(key_path("numberPlate"), 4, variable("PLATE")),
 templates = dictionary([
     ("carsWithPlate", fetch_request(entity("Car"), plate, limit=5, batch=20, flags=1 | 2 | 4 | 16, prefetching=["owner", "createdBy"])),
     ("everyone", fetch_request(add("Person"))),
+    ("carsAsFaultsOnly", fetch_request(entity("Car"), flags=8)),
 ])
 root["NSFetchRequestTemplates"] = templates
 
@@ -169,3 +171,70 @@ properties["NS.objects"].append(composite)
 with open(COMPOSITE_TARGET, "wb") as out:
     plistlib.dump(archive, out, fmt=plistlib.FMT_BINARY, sort_keys=False)
 print("wrote", COMPOSITE_TARGET, len(objects), "objects")
+
+
+# Hostile variants, each from a fresh copy of Apple's file.
+def fresh():
+    global archive, objects, root, classes
+    archive = plistlib.load(open(SOURCE, "rb"))
+    objects = archive["$objects"]
+    root = objects[archive["$top"]["root"].data]
+    classes = {}
+
+
+def write(name):
+    with open(name, "wb") as out:
+        plistlib.dump(archive, out, fmt=plistlib.FMT_BINARY, sort_keys=False)
+    print("wrote", name)
+
+
+def add_property(owner_name, name, value):
+    table = objects[objects[entity(owner_name).data]["NSProperties"].data]
+    table["NS.keys"].append(add(name))
+    table["NS.objects"].append(value)
+
+
+composite_chain = ("NSCompositeAttributeDescription", "NSAttributeDescription", "NSPropertyDescription")
+
+# 12 levels of four composites that all share the next level's list: 4^12 element reads if
+# nothing counted them.
+fresh()
+level = array([attribute("leaf%d" % i, 700, UID(0)) for i in range(4)])
+for depth in range(12):
+    level = array([attribute("c%d_%d" % (depth, i), 2100, UID(0), chain=composite_chain, NSCompositeElements=level) for i in range(4)])
+add_property("Person", "shared", attribute("shared", 2100, entity("Person"), chain=composite_chain, NSCompositeElements=level))
+write("hostile-shared-composites.mom")
+
+# A composite among its own elements.
+fresh()
+selfish = attribute("selfish", 2100, entity("Person"), chain=composite_chain)
+objects[selfish.data]["NSCompositeElements"] = array([selfish])
+add_property("Person", "selfish", selfish)
+write("hostile-composite-in-itself.mom")
+
+# A template naming no entity.
+fresh()
+root["NSFetchRequestTemplates"] = dictionary([("nowhere", fetch_request(UID(0)))])
+write("hostile-template-without-entity.mom")
+
+# A fetch request whose NSEntity is an attribute.
+fresh()
+table = objects[objects[entity("Person").data]["NSProperties"].data]
+root["NSFetchRequestTemplates"] = dictionary([("odd", fetch_request(table["NS.objects"][0]))])
+write("hostile-template-entity-is-an-attribute.mom")
+
+# A configuration holding an attribute.
+fresh()
+root["NSConfigurations"] = dictionary([("Odd", add({"NS.objects": [table["NS.objects"][0]], "$class": cls("NSSet")}))])
+write("hostile-configuration-member.mom")
+
+# Validation warnings that are neither messages nor codes.
+fresh()
+validate("Maker", "name", [comparison(key_path("length"), 3, constant(add(2)))], [dictionary([("a", add("b"))])])
+write("hostile-validation-warning.mom")
+
+# A fetched property with neither a request nor an entity name.
+fresh()
+add_property("Person", "lost", add({"NSPropertyName": add("lost"), "NSIsOptional": True, "NSEntity": entity("Person"),
+                                     "NSFetchRequest": UID(0), "NSFlagsKey": 0, "$class": cls("NSFetchedPropertyDescription", "NSPropertyDescription")}))
+write("hostile-fetched-property-without-request.mom")
