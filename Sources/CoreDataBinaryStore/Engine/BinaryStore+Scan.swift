@@ -32,6 +32,11 @@ extension BinaryStore {
         let offset = max(0, request.offset)
         let keep = request.limit > 0 ? offset + request.limit : Int.max
         let order = compiled.order
+        // Taken once: read from the store in the loop, `catalog` (computed) and the two
+        // references were copied and retained for every record.
+        let layouts = self.layouts
+        let catalog = layouts.catalog
+        let externalLoader = self.externalLoader
         // Without a sort, matches come in object-ID order: one entity's keys are already in it,
         // so the scan can stop once it has enough.
         let entityNumbers = entityIDs.map { catalog.entities[$0].number }
@@ -216,6 +221,8 @@ extension BinaryStore {
                 // next checkpoint, which finds it in memory and unlike its pages.
             }
         }
+        let catalog = self.catalog
+        let externalLoader = self.externalLoader
         let slots = catalog.entities[entityID].properties.indices.map { $0 == propertyIndex ? 0 : -1 }
         var values: [StoreValue] = [.null]
         var entries: [(value: StoreValue, key: Int64)] = []
