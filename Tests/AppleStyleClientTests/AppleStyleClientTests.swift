@@ -50,7 +50,9 @@ final class AppleStyleClientTests: XCTestCase {
         person.properties = [name, age, pets]
         pet.properties = [owner]
         person.uniquenessConstraints = [["name"]]
-        person.indexes = [NSFetchIndexDescription(name: "byName", elements: [NSFetchIndexElementDescription(property: name, collationType: .binary)])]
+        let byName = NSFetchIndexDescription(name: "byName", elements: [NSFetchIndexElementDescription(property: name, collationType: .binary)])
+        byName.partialIndexPredicate = NSPredicate(format: "name != nil")
+        person.indexes = [byName]
         model.entities = [person, pet]
         return model
     }
@@ -67,6 +69,7 @@ final class AppleStyleClientTests: XCTestCase {
         XCTAssertEqual(model.entitiesByName["Pet"]?.relationshipsByName["owner"]?.isToMany, false)
         XCTAssertEqual(person.versionHash.count, 32)
         XCTAssertEqual(model.entityVersionHashesByName.keys.sorted(), ["Person", "Pet"])
+        XCTAssertEqual(person.indexes.first?.partialIndexPredicate?.predicateFormat, "name != nil")
     }
 
     func testLoadingAModelTheAppleWay() throws {

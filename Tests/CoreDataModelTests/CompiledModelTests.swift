@@ -80,6 +80,11 @@ final class CompiledModelTests: XCTestCase {
         XCTAssertEqual(firstName.validationPredicates.map(\.predicateFormat), ["SELF MATCHES \"[A-Z].*\""])
         XCTAssertEqual(firstName.validationWarnings as? [String], ["A first name starts with a capital"])
 
+        let index = try XCTUnwrap(model.entitiesByName["Car"]?.indexes.first)
+        XCTAssertEqual(index.name, "byPlateWhenOwned")
+        XCTAssertEqual(index.elements.map(\.propertyName), ["numberPlate"])
+        XCTAssertEqual(index.partialIndexPredicate?.predicateFormat, "owner != nil")
+
         let plate = try XCTUnwrap(model.fetchRequestDescriptionsByName["carsWithPlate"])
         XCTAssertEqual(plate.entityName, "Car")
         XCTAssertEqual(plate.predicateFormat, "numberPlate == $PLATE AND model CONTAINS \"GT\"")

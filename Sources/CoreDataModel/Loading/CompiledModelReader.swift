@@ -263,7 +263,13 @@ struct CompiledModelReader {
                 elements.append(NSFetchIndexElementDescription(propertyName: property, collationType: collation, isAscending: try element.bool(forKey: "NSAscending") ?? true))
             }
         }
-        return NSFetchIndexDescription(name: name, elements: elements)
+        let index = NSFetchIndexDescription(name: name, elements: elements)
+        do {
+            index.partialIndexPredicate = try ArchivedExpressionDecoder(unarchiver: unarchiver).predicate(forKey: "NSPartialIndexPredicate", in: object)
+        } catch {
+            throw fail("NSPartialIndexPredicate: \(error)", object)
+        }
+        return index
     }
 
     // MARK: Properties

@@ -1,3 +1,4 @@
+import CoreDataPredicate
 import Foundation
 
 /// An index a store keeps for an entity to answer fetches quickly (Xcode's `<fetchIndex>`).
@@ -12,6 +13,14 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     public var elements: [NSFetchIndexElementDescription] {
         willSet { requireEditable(entity?.managedObjectModel, "index elements") }
         didSet { adoptElements() }
+    }
+
+    /// The rows the index is meant for (Apple's partial index); `nil` for every row.
+    ///
+    /// The stores here index every row whatever it is: the index answers the same fetches, and
+    /// only its size differs from Apple's (see the deviations article).
+    public var partialIndexPredicate: CoreDataPredicate.NSPredicate? {
+        willSet { requireEditable(entity?.managedObjectModel, "partialIndexPredicate") }
     }
 
     /// The entity the index belongs to; set when it is added to the entity's ``NSEntityDescription/indexes``.
@@ -31,6 +40,7 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
 
     open override var description: String {
         "(NSFetchIndexDescription) name \(name), elements \(elements.map(\.description))"
+            + (partialIndexPredicate.map { ", partialIndexPredicate \($0.predicateFormat)" } ?? "")
     }
 }
 

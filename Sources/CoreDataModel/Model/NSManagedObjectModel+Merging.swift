@@ -172,12 +172,14 @@ private struct ModelMerger {
             }
         }
         copy.indexes = source.indexes.map { index in
-            NSFetchIndexDescription(name: index.name, elements: index.elements.map { element in
+            let indexCopy = NSFetchIndexDescription(name: index.name, elements: index.elements.map { element in
                 let elementCopy = NSFetchIndexElementDescription(
                     propertyName: element.propertyName, collationType: element.collationType, isAscending: element.isAscending)
                 elementCopy.property = element.property.flatMap { propertyCopies[ObjectIdentifier($0)] }
                 return elementCopy
             })
+            indexCopy.partialIndexPredicate = index.partialIndexPredicate
+            return indexCopy
         }
     }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes SampleModel3+Templates.mom: Xcode's compiled SampleModel3.mom (../apple-compiled)
-with a fetched property, a derived attribute, validation predicates, two fetch request
-templates and two configurations added; SampleModel3+Composite.mom, the same with a composite attribute too
+with a fetched property, a derived attribute, validation predicates, a partial fetch index,
+two fetch request templates and two configurations added; SampleModel3+Composite.mom, the same with a composite attribute too
 (which Apple's SQLite layout here does not keep); and hostile-*.mom, SampleModel3 with one
 damage each that the reader must refuse with an error (and not loop or crash), archived with the keys Core Data's own encoders write
 (Formats/compiled-model.md §2–2.3). No Xcode-written model with these features is at hand;
@@ -138,6 +138,15 @@ validate("Maker", "name", [comparison(key_path("length"), 3, constant(add(2)), "
 evaluated = add({"NSExpressionType": 1, "$class": cls("NSSelfExpression", "NSExpression")})
 validate("Person", "firstName", [comparison(evaluated, 6, constant(add("[A-Z].*")), "NSMatchingPredicateOperator")],
          [add("A first name starts with a capital")])
+
+# A fetch index on Car.numberPlate for the cars that have an owner (NSFetchIndexDescription's
+# encoder: NSIndexName, NSIndexElements, NSPartialIndexPredicate).
+index_element = add({"NSPropertyName": add("numberPlate"), "NSFetchIndexElementType": 0, "NSAscending": True,
+                     "$class": cls("NSFetchIndexElementDescription")})
+owned = comparison(key_path("owner"), 5, constant(UID(0)), "NSEqualityPredicateOperator")
+objects[entity("Car").data]["NSFetchIndexDescriptions"] = array([add({
+    "NSIndexName": add("byPlateWhenOwned"), "NSIndexElements": array([index_element]), "NSPartialIndexPredicate": owned,
+    "$class": cls("NSFetchIndexDescription")})])
 
 # Two templates: one with variables, a limit, flags and prefetching; one naming its entity
 # by name only (the lazy form, NSEntity a string) with no flags.
