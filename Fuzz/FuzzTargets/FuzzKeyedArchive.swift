@@ -144,9 +144,19 @@ public enum FuzzKeyedArchive {
                     if let relationship = property as? NSRelationshipDescription {
                         precondition(relationship.destinationEntity != nil, "a relationship without a destination loaded")
                     }
+                    if let fetched = property as? NSFetchedPropertyDescription {
+                        precondition(fetched.fetchRequestDescription != nil, "a fetched property without a request loaded")
+                    }
+                    _ = property.validationPredicates.map(\.predicateFormat)
                 }
+                _ = entity.indexes.map { $0.partialIndexPredicate?.predicateFormat }
             }
             _ = model.versionChecksum
+            // A template's predicate was checked to parse back when the model loaded.
+            for (name, template) in model.fetchRequestDescriptionsByName {
+                precondition(model.fetchRequestTemplate(forName: name) != nil, "template '\(name)' of entity '\(template.entityName)' loaded but makes no request")
+            }
+            for configuration in model.configurations { _ = model.entities(forConfigurationName: configuration) }
         } catch {
             precondition(!error.message.isEmpty, "an empty model error message")
         }
