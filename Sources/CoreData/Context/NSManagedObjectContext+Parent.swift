@@ -144,7 +144,7 @@ extension NSManagedObject {
             ? toManyValues[relationship.name] ?? []
             : [toOneValues[relationship.name]].compactMap { $0 }
         // A discarded destination never reaches the parent: it would be a fault with no row.
-        return destinations.filter { !$0.isDeleted && !$0.lifecycle.isDiscarded }.map(\.objectID)
+        return destinations.filter { !$0.lifecycle.isDeletedOrDiscarded }.map(\.objectID)
     }
 
     /// Fills the object from its parent context's view of it.

@@ -666,8 +666,8 @@ extension NSManagedObject {
                 // A discarded destination (inserted and deleted before any save) has no row to
                 // point at: left out, as a deleted one is.
                 if relationship.isToMany {
-                    value = .references((toManyValues[name] ?? []).filter { !$0.isDeleted && !$0.lifecycle.isDiscarded }.compactMap { $0.objectID.storeObjectID })
-                } else if let destination = toOneValues[name], !destination.isDeleted, !destination.lifecycle.isDiscarded,
+                    value = .references((toManyValues[name] ?? []).filter { !$0.lifecycle.isDeletedOrDiscarded }.compactMap { $0.objectID.storeObjectID })
+                } else if let destination = toOneValues[name], !destination.lifecycle.isDeletedOrDiscarded,
                           let destinationID = destination.objectID.storeObjectID {
                     value = .reference(destinationID)
                 } else {

@@ -463,7 +463,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard object.managedObjectContext === self else {
             preconditionFailure("CoreData: can't delete \(object.objectID): it belongs to a different context")
         }
-        guard !object.isDeleted, !object.lifecycle.isDiscarded else { return }
+        guard !object.lifecycle.isDeletedOrDiscarded else { return }
         recordUndoExistence(of: object)
         if object.isInserted {
             // An object inserted and deleted before any save simply disappears. Marked first,
@@ -505,7 +505,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// in an earlier event too), so observers such as a fetched-results controller see every
     /// change, not only the first since the last save.
     func objectDidChange(_ object: NSManagedObject) {
-        guard !object.isDeleted, !object.lifecycle.isDiscarded else { return }
+        guard !object.lifecycle.isDeletedOrDiscarded else { return }
         if !object.isInserted { pendingUpdated[ObjectIdentifier(object)] = object }
         guard object.notedChangeGeneration != changeNoticeGeneration else { return }
         object.notedChangeGeneration = changeNoticeGeneration

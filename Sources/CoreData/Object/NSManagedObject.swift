@@ -301,6 +301,8 @@ open class NSManagedObject: NSObject, KeyValueReadable {
         /// update (there is no row to update), a delete rule that leads back to it does not
         /// delete it twice, and a saved relationship leaves it out (it has no row to point at).
         var isDiscarded = false
+        /// Deleted or discarded: leaving the context's changes, with no row for others to point at.
+        var isDeletedOrDiscarded: Bool { isDeleted || isDiscarded }
     }
 
     /// Creates an object of `entity` and inserts it into `context` (if given).

@@ -46,6 +46,8 @@ struct CompiledModelReader {
 
     private let archive: KeyedArchive
     private let unarchiver: KeyedUnarchiver
+    /// Archived predicates and expressions, through ``unarchiver`` (so within its budget).
+    private let expressions: ArchivedExpressionDecoder
     private let tally = Tally()
     private let file: URL?
 
@@ -53,6 +55,7 @@ struct CompiledModelReader {
         self.archive = archive
         self.unarchiver = KeyedUnarchiver(
             archive: archive, objectBudget: max(KeyedUnarchiver.defaultObjectBudget, archive.objectCount.multipliedReportingOverflow(by: Self.objectVisitsPerObject).partialValue))
+        self.expressions = ArchivedExpressionDecoder(unarchiver: unarchiver)
         self.file = file
     }
 
@@ -177,11 +180,9 @@ struct CompiledModelReader {
         }
         guard let name, !name.isEmpty else { return nil }
         var request = FetchRequestDescription(entityName: name)
-        do {
-            request.predicateFormat = try ArchivedExpressionDecoder(unarchiver: unarchiver).predicate(forKey: "NSPredicate", in: object)?.predicateFormat
-        } catch {
-            throw fail("NSPredicate: \(error)", object)
-        }
+        request.predicateFormat = try named("NSPredicate", object) { () throws(KeyedArchiveError) in
+            try expressions.predicate(forKey: "NSPredicate", in: object)
+        }?.predicateFormat
         // The model keeps the format, so it must parse back: found here, not as a nil template later.
         if let format = request.predicateFormat {
             do { _ = try CoreDataPredicate.NSPredicate(validatingFormat: format) } catch {
@@ -264,10 +265,8 @@ struct CompiledModelReader {
             }
         }
         let index = NSFetchIndexDescription(name: name, elements: elements)
-        do {
-            index.partialIndexPredicate = try ArchivedExpressionDecoder(unarchiver: unarchiver).predicate(forKey: "NSPartialIndexPredicate", in: object)
-        } catch {
-            throw fail("NSPartialIndexPredicate: \(error)", object)
+        index.partialIndexPredicate = try named("NSPartialIndexPredicate", object) { () throws(KeyedArchiveError) in
+            try expressions.predicate(forKey: "NSPartialIndexPredicate", in: object)
         }
         return index
     }
@@ -315,10 +314,8 @@ struct CompiledModelReader {
         guard references.count <= Self.maximumValidationPredicates else {
             throw fail("NSValidationPredicates has \(references.count) predicates, more than \(Self.maximumValidationPredicates)", object)
         }
-        let decoder = ArchivedExpressionDecoder(unarchiver: unarchiver)
-        var predicates: [CoreDataPredicate.NSPredicate] = []
-        for reference in references {
-            do { predicates.append(try decoder.predicate(at: reference)) } catch { throw fail("NSValidationPredicates: \(error)", object) }
+        let predicates = try named("NSValidationPredicates", object) { () throws(KeyedArchiveError) in
+            try references.map { (reference) throws(KeyedArchiveError) in try expressions.predicate(at: reference) }
         }
         var warnings: [Any] = []
         if let value = try named("NSValidationWarnings", object, { () throws(KeyedArchiveError) in try unarchiver.decode(forKey: "NSValidationWarnings", in: object) }), value != .null {
@@ -342,10 +339,8 @@ struct CompiledModelReader {
             attribute = try readComposite(object, depth: depth)
         } else if object.isKind(of: "NSDerivedAttributeDescription") {
             let derived = NSDerivedAttributeDescription()
-            do {
-                derived.derivationExpression = try ArchivedExpressionDecoder(unarchiver: unarchiver).expression(forKey: "NSDerivationExpression", in: object)
-            } catch {
-                throw fail("NSDerivationExpression: \(error)", object)
+            derived.derivationExpression = try named("NSDerivationExpression", object) { () throws(KeyedArchiveError) in
+                try expressions.expression(forKey: "NSDerivationExpression", in: object)
             }
             attribute = derived
         } else {
@@ -507,11 +502,8 @@ struct CompiledModelReader {
     private func stringLists(_ value: UnarchivedValue, _ key: String, _ object: ArchivedObject) throws -> [[String]] {
         guard case .array(let lists) = value else { throw fail("\(key) is not an array", object) }
         return try lists.map { list in
-            guard case .array(let names) = list else { throw fail("\(key) holds something other than arrays", object) }
-            return try names.map { name in
-                guard case .string(let string) = name else { throw fail("\(key) holds something other than names", object) }
-                return string
-            }
+            guard case .array = list else { throw fail("\(key) holds something other than arrays", object) }
+            return try stringList(list, key, object)
         }
     }
 
