@@ -110,4 +110,49 @@ final class ValuesBySlotTests: XCTestCase {
         XCTAssertEqual(decoded.layout.names, ["title", "rank"])
         XCTAssertEqual(decoded.slots, [.string("t"), .integer(2)])
     }
+    /// The encoder stages a record in memory it bounds beforehand (`RawOutput`): every value kind,
+    /// strings and data past the stack's share included, writes the same bytes as the reference
+    /// encoder in catalog order and decodes back; a row it cannot write leaves the writer as it was.
+    func testEveryValueKindEncodesAsTheReferenceEncoderDoes() throws {
+        let names = ["flag", "off", "count", "small", "ratio", "price", "title", "long", "at", "blob", "bigBlob", "id", "link", "owner", "members", "empty"]
+        var catalog = Catalog()
+        catalog.register(entity: "Item", properties: names)
+        catalog.register(entity: "Member", properties: [])
+        let members = (1...300).map { StoreObjectID(entityName: "Member", primaryKey: Int64($0) << 40) }
+        let values: [String: StoreValue] = [
+            "flag": .bool(true), "off": .bool(false), "count": .integer(.min), "small": .integer(-1), "ratio": .double(-0.0),
+            "price": .decimal(Decimal(string: "-12345678901234567890.125") ?? 0), "title": .string("Zoë 🐧 \u{0}"),
+            "long": .string(String(repeating: "é", count: 3000)), "at": .date(Date(timeIntervalSinceReferenceDate: 1e9)),
+            "blob": .data(Data([0, 1, 2, 255])), "bigBlob": .data(Data((0..<5000).map { UInt8(truncatingIfNeeded: $0) })),
+            "id": .uuid(try XCTUnwrap(UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF"))),
+            "link": .uri(try XCTUnwrap(URL(string: "x-coredata://store/Item/p1"))),
+            "owner": .reference(StoreObjectID(entityName: "Member", primaryKey: .max >> 2)), "members": .references(members), "empty": .null,
+        ]
+        let row = StoreRow(objectID: StoreObjectID(entityName: "Item", primaryKey: 1 << 62), version: 7, values: values)
+        var reference = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &reference)
+
+        var encoder = RecordEncoder(catalog: catalog)
+        var writer = ByteWriter()
+        writer.append([0xAA, 0xBB])
+        XCTAssertTrue(encoder.encode(row, version: 7, into: &writer))
+        XCTAssertEqual(Array(writer.bytes.dropFirst(2)), reference.bytes)
+        let decoded = try XCTUnwrap(RecordCodec.decode(reference.bytes, catalog: catalog, layouts: RecordLayouts(catalog: catalog)).1)
+        for name in names { XCTAssertEqual(decoded[name], row[name], name) }
+        XCTAssertEqual(decoded.objectID, row.objectID)
+        XCTAssertEqual(decoded.version, row.version)
+
+        // An external reference in place of a value (§15): tag 13 and the reference, found again.
+        let external = ExternalDataReference(length: 5000, checksum: 0x0123_4567_89AB_CDEF, digest: (0..<32).map { UInt8($0) })
+        var withExternal = ByteWriter()
+        let bigBlob = try XCTUnwrap(row.layout.slot(of: "bigBlob"))
+        XCTAssertTrue(encoder.encode(row, version: 7, external: [bigBlob: external], into: &withExternal))
+        XCTAssertEqual(try RecordCodec.externalReferences(in: withExternal.bytes, from: 0, to: withExternal.count, catalog: catalog), [external])
+
+        // A reference to an entity the catalog lacks: nothing written, the writer unchanged.
+        var stranger = row
+        stranger["owner"] = .reference(StoreObjectID(entityName: "Stranger", primaryKey: 1))
+        XCTAssertFalse(encoder.encode(stranger, version: 7, into: &writer))
+        XCTAssertEqual(writer.count, 2 + reference.count)
+    }
 }

@@ -342,7 +342,7 @@ open class NSMigrationManager: NSObject {
     private func values(
         of row: StoreRow, by plan: Plan, in source: any PersistentStoreEngine, mapping migratedID: (StoreObjectID) -> StoreObjectID?
     ) throws -> [StoreValue?] {
-        var slots = [StoreValue?](repeating: nil, count: plan.destinationLayout.count)
+        var slots: [StoreValue?] = .emptySlots(plan.destinationLayout.count)
         // Rows in the source entity's own layout (the common case) are read by slot.
         let bySlot = row.layout === plan.sourceLayout
         for (slot, _, from, fromSlot, constant, fallback) in plan.attributes {

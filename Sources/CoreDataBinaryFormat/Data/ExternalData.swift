@@ -42,11 +42,14 @@ public struct ExternalDataReference: Sendable, Hashable, CustomStringConvertible
     }
 
     /// The payload after tag 13 (§15): length varint, checksum (8 bytes), digest (32 bytes).
-    func encode(into writer: inout ByteWriter) {
-        writer.varint(length)
-        writer.uint64(checksum)
-        writer.append(digest)
+    func encode(into output: inout RawOutput) {
+        output.varint(length)
+        output.uint64(checksum)
+        digest.withUnsafeBytes { output.bytes($0) }
     }
+
+    /// The most bytes ``encode(into:)`` writes.
+    var maximumPayloadSize: Int { RawOutput.maximumVarintSize + 8 + digest.count }
 
     static func decode(_ reader: inout ByteReader) throws(BinaryFormatError) -> ExternalDataReference {
         let length = try reader.varint("external data length")
@@ -55,8 +58,6 @@ public struct ExternalDataReference: Sendable, Hashable, CustomStringConvertible
         return ExternalDataReference(length: length, checksum: checksum, digest: digest)
     }
 
-    /// Bytes a reference takes after its tag, at most (a 10-byte length varint).
-    static let maximumPayloadSize = 10 + 8 + ExternalDataLayout.digestSize
 }
 
 /// Reads the bytes an external reference names: the engine's file I/O, handed to the record

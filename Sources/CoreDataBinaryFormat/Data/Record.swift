@@ -117,34 +117,58 @@ public enum RecordCodec {
 
     /// Appends an attribute value: its tag and payload.
     static func encodeScalar(_ value: StoreValue, into writer: inout ByteWriter) {
+        writer.appendBounded(maximumCount: maximumScalarSize(value)) { output in
+            encodeScalar(value, into: &output)
+            return true
+        }
+    }
+
+    /// Writes an attribute value: its tag and payload, at most ``maximumScalarSize(_:)`` bytes.
+    static func encodeScalar(_ value: StoreValue, into output: inout RawOutput) {
         switch value {
         case .null, .reference, .references: preconditionFailure("\(value) is not an attribute value")
-        case .bool(let v): writer.uint8(v ? Tag.true.rawValue : Tag.false.rawValue)
+        case .bool(let v): output.uint8(v ? Tag.true.rawValue : Tag.false.rawValue)
         case .integer(let v):
-            writer.uint8(Tag.integer.rawValue)
-            writer.signedVarint(v)
+            output.uint8(Tag.integer.rawValue)
+            output.signedVarint(v)
         case .double(let v):
-            writer.uint8(Tag.double.rawValue)
-            writer.uint64(v.bitPattern)
+            output.uint8(Tag.double.rawValue)
+            output.uint64(v.bitPattern)
         case .decimal(let v):
-            writer.uint8(Tag.decimal.rawValue)
-            writer.string(v.description)
+            output.uint8(Tag.decimal.rawValue)
+            output.string(v.description)
         case .string(let v):
-            writer.uint8(Tag.string.rawValue)
-            writer.string(v)
+            output.uint8(Tag.string.rawValue)
+            output.string(v)
         case .date(let v):
-            writer.uint8(Tag.date.rawValue)
-            writer.uint64(v.timeIntervalSinceReferenceDate.bitPattern)
+            output.uint8(Tag.date.rawValue)
+            output.uint64(v.timeIntervalSinceReferenceDate.bitPattern)
         case .data(let v):
-            writer.uint8(Tag.data.rawValue)
-            writer.varint(UInt64(v.count))
-            writer.append(v)
+            output.uint8(Tag.data.rawValue)
+            output.varint(UInt64(v.count))
+            v.withUnsafeBytes { output.bytes($0) }
         case .uuid(let v):
-            writer.uint8(Tag.uuid.rawValue)
-            writer.append(uuidBytes(v))
+            output.uint8(Tag.uuid.rawValue)
+            withUnsafeBytes(of: v.uuid) { output.bytes($0) }
         case .uri(let v):
-            writer.uint8(Tag.uri.rawValue)
-            writer.string(v.absoluteString)
+            output.uint8(Tag.uri.rawValue)
+            output.string(v.absoluteString)
+        }
+    }
+
+    /// The most bytes ``encodeScalar(_:into:)`` writes for `value` (a decimal's or a URI's
+    /// text is made twice, once here: both are rare in records).
+    static func maximumScalarSize(_ value: StoreValue) -> Int {
+        let tag = 1
+        switch value {
+        case .null, .reference, .references, .bool: return tag
+        case .integer: return tag + RawOutput.maximumVarintSize
+        case .double, .date: return tag + 8
+        case .decimal(let v): return tag + RawOutput.maximumStringSize(v.description)
+        case .string(let v): return tag + RawOutput.maximumStringSize(v)
+        case .data(let v): return tag + RawOutput.maximumVarintSize + v.count
+        case .uuid: return tag + 16
+        case .uri(let v): return tag + RawOutput.maximumStringSize(v.absoluteString)
         }
     }
 

@@ -43,27 +43,51 @@ public struct RecordEncoder {
         // of a string's storage) and checks its index, twice per slot with the count.
         return row.slots.withUnsafeBufferPointer { slots in
             for slot in unmapped where Self.holdsValue(slots[slot]) { return false }
+            // One pass bounds the record, so the second writes it through a `RawOutput` and
+            // appends it once; a value that cannot be written leaves `writer` as it was.
             var present = 0
-            for (slot, _) in ordered where Self.holdsValue(slots[slot]) { present += 1 }
-            let start = writer.count
-            writer.uint8(RecordHeader.Kind.row.rawValue)
-            writer.varint(UInt64(entityID))
-            writer.varint(UInt64(bitPattern: row.objectID.primaryKey))
-            writer.varint(UInt64(bitPattern: version))
-            writer.varint(UInt64(present))
-            for (slot, column) in ordered where Self.holdsValue(slots[slot]) {
-                writer.varint(UInt64(column))
+            var bound = Self.maximumHeaderSize
+            for (slot, _) in ordered {
+                guard case .some(let value) = slots[slot], Self.holdsValue(value) else { continue }
+                present += 1
+                bound += RawOutput.maximumVarintSize
                 if !external.isEmpty, let reference = external[slot] {
-                    writer.uint8(RecordCodec.Tag.externalData.rawValue)
-                    reference.encode(into: &writer)
-                    continue
-                }
-                guard case .some(let value) = slots[slot], write(value, into: &writer) else {
-                    writer.bytes.removeSubrange(start...)
-                    return false
+                    bound += 1 + reference.maximumPayloadSize
+                } else {
+                    bound += Self.maximumSize(value)
                 }
             }
-            return true
+            return writer.appendBounded(maximumCount: bound) { output in
+                output.uint8(RecordHeader.Kind.row.rawValue)
+                output.varint(UInt64(entityID))
+                output.varint(UInt64(bitPattern: row.objectID.primaryKey))
+                output.varint(UInt64(bitPattern: version))
+                output.varint(UInt64(present))
+                for (slot, column) in ordered {
+                    guard case .some(let value) = slots[slot], Self.holdsValue(value) else { continue }
+                    output.varint(UInt64(column))
+                    if !external.isEmpty, let reference = external[slot] {
+                        output.uint8(RecordCodec.Tag.externalData.rawValue)
+                        reference.encode(into: &output)
+                    } else if !write(value, into: &output) {
+                        return false
+                    }
+                }
+                return true
+            }
+        }
+    }
+
+    /// The kind byte and four varints (entity, key, version, value count).
+    private static let maximumHeaderSize = 1 + 4 * RawOutput.maximumVarintSize
+
+    /// The most bytes ``write(_:into:)`` takes for `value`, its tag included.
+    private static func maximumSize(_ value: StoreValue) -> Int {
+        let tag = 1, id = 2 * RawOutput.maximumVarintSize
+        switch value {
+        case .reference: return tag + id
+        case .references(let ids): return tag + RawOutput.maximumVarintSize + ids.count * id
+        default: return RecordCodec.maximumScalarSize(value)
         }
     }
 
@@ -87,30 +111,30 @@ public struct RecordEncoder {
         layout = rowLayout
     }
 
-    private mutating func write(_ value: StoreValue, into writer: inout ByteWriter) -> Bool {
+    private mutating func write(_ value: StoreValue, into output: inout RawOutput) -> Bool {
         switch value {
         case .reference(let id):
-            writer.uint8(RecordCodec.Tag.reference.rawValue)
-            return writeID(id, into: &writer)
+            output.uint8(RecordCodec.Tag.reference.rawValue)
+            return writeID(id, into: &output)
         case .references(let ids):
-            writer.uint8(RecordCodec.Tag.references.rawValue)
-            writer.varint(UInt64(ids.count))
-            for id in ids where !writeID(id, into: &writer) { return false }
+            output.uint8(RecordCodec.Tag.references.rawValue)
+            output.varint(UInt64(ids.count))
+            for id in ids where !writeID(id, into: &output) { return false }
             return true
         default:
-            RecordCodec.encodeScalar(value, into: &writer)
+            RecordCodec.encodeScalar(value, into: &output)
             return true
         }
     }
 
-    private mutating func writeID(_ id: StoreObjectID, into writer: inout ByteWriter) -> Bool {
+    private mutating func writeID(_ id: StoreObjectID, into output: inout RawOutput) -> Bool {
         if id.entity != referenceEntity {
             guard let found = catalog.entityID(of: id.entity) else { return false }
             referenceEntity = id.entity
             referenceID = found
         }
-        writer.varint(UInt64(referenceID))
-        writer.varint(UInt64(bitPattern: id.primaryKey))
+        output.varint(UInt64(referenceID))
+        output.varint(UInt64(bitPattern: id.primaryKey))
         return true
     }
 }

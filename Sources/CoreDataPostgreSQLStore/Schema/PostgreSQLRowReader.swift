@@ -59,7 +59,7 @@ struct PostgreSQLRowReader: @unchecked Sendable {
         guard let entity = schema.entitiesByNumber[number], entity.hierarchy === hierarchy else {
             throw .corrupt(detail: "\(hierarchy.table) row Z_PK \(key) has entity number \(number), which is no entity of this table")
         }
-        var slots = [StoreValue?](repeating: nil, count: entity.layout.count)
+        var slots: [StoreValue?] = .emptySlots(entity.layout.count)
         for attribute in entity.attributes {
             guard let index = position[attribute.column] else { continue }
             slots[attribute.slot] = try PostgreSQLValueCoding.decode(row[index], as: attribute.type, table: hierarchy.table)
