@@ -110,11 +110,13 @@ final class ValuesBySlotTests: XCTestCase {
         XCTAssertEqual(decoded.layout.names, ["title", "rank"])
         XCTAssertEqual(decoded.slots, [.string("t"), .integer(2)])
     }
-    /// The encoder stages a record in memory it bounds beforehand (`RawOutput`): every value kind,
-    /// strings and data past the stack's share included, writes the same bytes as the reference
-    /// encoder in catalog order and decodes back; a row it cannot write leaves the writer as it was.
+
+    /// The encoder stages a record in memory it bounds beforehand (`RawOutput`): every value
+    /// kind, with strings and data past the stack's share and past the temporary staging, writes
+    /// the same bytes as the reference encoder in catalog order and decodes back; a row it cannot
+    /// write leaves the writer as it was.
     func testEveryValueKindEncodesAsTheReferenceEncoderDoes() throws {
-        let names = ["flag", "off", "count", "small", "ratio", "price", "title", "long", "at", "blob", "bigBlob", "id", "link", "owner", "members", "empty"]
+        let names = ["flag", "off", "count", "small", "ratio", "price", "title", "long", "at", "blob", "bigBlob", "id", "link", "owner", "members", "empty", "huge"]
         var catalog = Catalog()
         catalog.register(entity: "Item", properties: names)
         catalog.register(entity: "Member", properties: [])
@@ -127,6 +129,8 @@ final class ValuesBySlotTests: XCTestCase {
             "id": .uuid(try XCTUnwrap(UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF"))),
             "link": .uri(try XCTUnwrap(URL(string: "x-coredata://store/Item/p1"))),
             "owner": .reference(StoreObjectID(entityName: "Member", primaryKey: .max >> 2)), "members": .references(members), "empty": .null,
+            // Past `ByteWriter.largestTemporaryStaging`: staged in the writer's own array.
+            "huge": .data(Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })),
         ]
         let row = StoreRow(objectID: StoreObjectID(entityName: "Item", primaryKey: 1 << 62), version: 7, values: values)
         var reference = ByteWriter()

@@ -81,19 +81,38 @@ struct RawOutput {
 }
 
 extension ByteWriter {
+    /// Bounds above this are staged in the writer's own array instead of temporary memory: a
+    /// record holding a large value would otherwise be in memory twice while it is copied.
+    static let largestTemporaryStaging = 64 << 10
+
     /// Appends what `body` writes into at most `maximumCount` bytes, or nothing when `body`
     /// returns `false`; returns `body`'s answer.
     ///
-    /// The bytes are staged on the stack when they fit (`withUnsafeTemporaryAllocation`), so a
-    /// record costs one append here whatever its field count.
+    /// Small bounds are staged on the stack when they fit (`withUnsafeTemporaryAllocation`), so
+    /// a record costs one append here whatever its field count.
     @discardableResult
     mutating func appendBounded(maximumCount: Int, _ body: (inout RawOutput) -> Bool) -> Bool {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(maximumCount, 1)) { buffer in
+        guard maximumCount <= Self.largestTemporaryStaging else { return appendInPlace(maximumCount: maximumCount, body) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(maximumCount, 1)) { buffer in
             guard let base = buffer.baseAddress else { return false }
             var output = RawOutput(base: base, capacity: buffer.count)
             guard body(&output) else { return false }
             append(UnsafeBufferPointer(rebasing: buffer[..<output.count]))
             return true
         }
+    }
+
+    /// ``appendBounded(maximumCount:_:)`` for large bounds: zeros appended, written over, and
+    /// the unused tail (or everything, when `body` fails) removed.
+    private mutating func appendInPlace(maximumCount: Int, _ body: (inout RawOutput) -> Bool) -> Bool {
+        let start = bytes.count
+        zeros(maximumCount)
+        let (succeeded, written) = bytes.withUnsafeMutableBufferPointer { buffer -> (Bool, Int) in
+            guard let base = buffer.baseAddress else { return (false, 0) }
+            var output = RawOutput(base: base + start, capacity: maximumCount)
+            return (body(&output), output.count)
+        }
+        bytes.removeSubrange((succeeded ? start + written : start)...)
+        return succeeded
     }
 }
