@@ -61,6 +61,34 @@ final class RecordCodecTests: XCTestCase {
         XCTAssertEqual(writer.bytes, [1, 0, 0xAC, 0x02, 2, 2, 0, 12, 1, 0, 1, 1, 6, 3, 0x41, 0x6E, 0x6E])
     }
 
+    /// The tag and payload of every scalar kind (§5), written out by hand: both encoders share
+    /// `encodeScalar`, so only fixed bytes catch a change in it.
+    func testGoldenScalarBytes() throws {
+        let uuid = try XCTUnwrap(UUID(uuidString: "00010203-0405-0607-0809-0A0B0C0D0E0F"))
+        let cases: [(StoreValue, [UInt8])] = [
+            (.bool(false), [1]), (.bool(true), [2]),
+            (.integer(-1), [3, 0x01]), (.integer(300), [3, 0xD8, 0x04]),
+            (.double(1.5), [4, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F]),
+            (.decimal(Decimal(string: "12.5") ?? 0), [5, 4, 0x31, 0x32, 0x2E, 0x35]),
+            (.string("é"), [6, 2, 0xC3, 0xA9]),
+            (.date(Date(timeIntervalSinceReferenceDate: 1.5)), [7, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F]),
+            (.data(Data([1, 2])), [8, 2, 1, 2]),
+            (.uuid(uuid), [9] + (0..<16).map { UInt8($0) }),
+            (.uri(try XCTUnwrap(URL(string: "a:b"))), [10, 3, 0x61, 0x3A, 0x62]),
+        ]
+        for (value, expected) in cases {
+            XCTAssertEqual(RecordCodec.encodedValue(value), expected, "\(value)")
+            var catalog = Catalog()
+            catalog.register(entity: "G", properties: ["v"])
+            var encoder = RecordEncoder(catalog: catalog)
+            var writer = ByteWriter()
+            let row = StoreRow(objectID: StoreObjectID(entityName: "G", primaryKey: 5), version: 1, values: ["v": value])
+            XCTAssertTrue(encoder.encode(row, version: 1, into: &writer))
+            // kind 1, entity 0, key 5, version 1, 1 value; property 0, then the value.
+            XCTAssertEqual(writer.bytes, [1, 0, 5, 1, 1, 0] + expected, "\(value)")
+        }
+    }
+
     func testEveryTruncationThrows() {
         let row = BinaryTestModel.item(3, owner: 1, tags: [1])
         let catalog = catalog(for: [row])

@@ -112,8 +112,8 @@ final class ValuesBySlotTests: XCTestCase {
     }
 
     /// The encoder stages a record in memory it bounds beforehand (`RawOutput`): every value
-    /// kind, with strings and data past the stack's share and past the temporary staging, writes
-    /// the same bytes as the reference encoder in catalog order and decodes back; a row it cannot
+    /// kind, in a record staged on the stack and in one staged in the writer, writes the same
+    /// bytes as the reference encoder in catalog order and decodes back; a row it cannot
     /// write leaves the writer as it was.
     func testEveryValueKindEncodesAsTheReferenceEncoderDoes() throws {
         let names = ["flag", "off", "count", "small", "ratio", "price", "title", "long", "at", "blob", "bigBlob", "id", "link", "owner", "members", "empty", "huge"]
@@ -129,9 +129,19 @@ final class ValuesBySlotTests: XCTestCase {
             "id": .uuid(try XCTUnwrap(UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF"))),
             "link": .uri(try XCTUnwrap(URL(string: "x-coredata://store/Item/p1"))),
             "owner": .reference(StoreObjectID(entityName: "Member", primaryKey: .max >> 2)), "members": .references(members), "empty": .null,
-            // Past `ByteWriter.largestTemporaryStaging`: staged in the writer's own array.
             "huge": .data(Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })),
         ]
+        // Under 1 KiB a record is staged on the stack, over it in the writer's own array.
+        var small = values
+        for name in ["huge", "long", "bigBlob", "members"] { small[name] = nil }
+        let smallRow = StoreRow(objectID: StoreObjectID(entityName: "Item", primaryKey: 2), version: 7, values: small)
+        var smallReference = ByteWriter()
+        RecordCodec.encode(smallRow, catalog: catalog, into: &smallReference)
+        var smallEncoder = RecordEncoder(catalog: catalog)
+        var smallWriter = ByteWriter()
+        XCTAssertTrue(smallEncoder.encode(smallRow, version: 7, into: &smallWriter))
+        XCTAssertEqual(smallWriter.bytes, smallReference.bytes)
+
         let row = StoreRow(objectID: StoreObjectID(entityName: "Item", primaryKey: 1 << 62), version: 7, values: values)
         var reference = ByteWriter()
         RecordCodec.encode(row, catalog: catalog, into: &reference)

@@ -81,15 +81,17 @@ struct RawOutput {
 }
 
 extension ByteWriter {
-    /// Bounds above this are staged in the writer's own array instead of temporary memory: a
-    /// record holding a large value would otherwise be in memory twice while it is copied.
-    static let largestTemporaryStaging = 64 << 10
+    /// Bounds above this are staged in the writer's own array instead of on the stack:
+    /// `withUnsafeTemporaryAllocation` puts at most 1,024 bytes on the stack on Linux and
+    /// allocates anything larger, which would be a `malloc`, a copy and a `free` per record.
+    static let largestTemporaryStaging = 1 << 10
 
     /// Appends what `body` writes into at most `maximumCount` bytes, or nothing when `body`
     /// returns `false`; returns `body`'s answer.
     ///
-    /// Small bounds are staged on the stack when they fit (`withUnsafeTemporaryAllocation`), so
-    /// a record costs one append here whatever its field count.
+    /// A small bound is staged on the stack (`withUnsafeTemporaryAllocation`), a larger one in
+    /// zeros appended to the writer and trimmed after: either way a record costs one capacity
+    /// and uniqueness check here whatever its field count.
     @discardableResult
     mutating func appendBounded(maximumCount: Int, _ body: (inout RawOutput) -> Bool) -> Bool {
         guard maximumCount <= Self.largestTemporaryStaging else { return appendInPlace(maximumCount: maximumCount, body) }

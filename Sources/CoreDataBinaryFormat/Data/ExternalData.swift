@@ -57,7 +57,6 @@ public struct ExternalDataReference: Sendable, Hashable, CustomStringConvertible
         let digest = Array(try reader.bytes(ExternalDataLayout.digestSize, "external data digest"))
         return ExternalDataReference(length: length, checksum: checksum, digest: digest)
     }
-
 }
 
 /// Reads the bytes an external reference names: the engine's file I/O, handed to the record

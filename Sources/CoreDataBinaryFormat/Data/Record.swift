@@ -156,12 +156,14 @@ public enum RecordCodec {
         }
     }
 
-    /// The most bytes ``encodeScalar(_:into:)`` writes for `value` (a decimal's or a URI's
-    /// text is made twice, once here: both are rare in records).
+    /// The most bytes ``encodeScalar(_:into:)`` writes for `value`. A decimal's or a URI's text
+    /// is made here and again when written: cheaper than carrying it between the passes for
+    /// the strings, integers and dates most records hold.
     static func maximumScalarSize(_ value: StoreValue) -> Int {
         let tag = 1
         switch value {
-        case .null, .reference, .references, .bool: return tag
+        case .null, .reference, .references: preconditionFailure("\(value) is not an attribute value")
+        case .bool: return tag
         case .integer: return tag + RawOutput.maximumVarintSize
         case .double, .date: return tag + 8
         case .decimal(let v): return tag + RawOutput.maximumStringSize(v.description)

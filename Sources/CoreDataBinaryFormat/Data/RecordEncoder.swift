@@ -39,12 +39,14 @@ public struct RecordEncoder {
         if layout !== row.layout { prepare(row.layout) }
         // Checked once here, since the reads below are unchecked (`slots` is a public var).
         precondition(row.slots.count >= row.layout.count, "\(row.objectID): a row of \(row.slots.count) slots for a layout of \(row.layout.count)")
-        // The slots read in place: a subscript copies each value out (a retain and a release
-        // of a string's storage) and checks its index, twice per slot with the count.
+        // The slots read in place, without the array subscript's index checks. Each pass binds
+        // a present value once (a retain and a release of a string's storage); passing the
+        // values borrowed instead was measured, and the compiler copied them anyway.
         return row.slots.withUnsafeBufferPointer { slots in
             for slot in unmapped where Self.holdsValue(slots[slot]) { return false }
             // One pass bounds the record, so the second writes it through a `RawOutput` and
-            // appends it once; a value that cannot be written leaves `writer` as it was.
+            // appends it once; a value that cannot be written leaves `writer` as it was. The two
+            // passes must skip and bound the same slots: the output traps past its bound.
             var present = 0
             var bound = Self.maximumHeaderSize
             for (slot, _) in ordered {

@@ -1,8 +1,7 @@
 extension Array {
     /// `count` empty slots (`nil`s): what a row or an object starts from.
     ///
-    /// Built by `reserveCapacity` and appends, the one way to a new array whose allocation is
-    /// specialized in the caller. `Array(repeating:count:)` and
+    /// Built by `reserveCapacity` and appends, whose allocation is specialized in the caller. `Array(repeating:count:)` and
     /// `Array(unsafeUninitializedCapacity:initializingWith:)` allocate through the standard
     /// library's unspecialized entry point, which looks the storage class's generic metadata up
     /// on every call: about 360 of its 580 instructions for a `StoreValue?` row of five slots
