@@ -86,7 +86,7 @@ public struct ByteReader {
     /// A zigzag varint.
     public mutating func signedVarint(_ what: String = "integer") throws(BinaryFormatError) -> Int64 {
         let raw = try varint(what)
-        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+        return ZigZag.decode(raw)
     }
 
     /// `count` raw bytes.

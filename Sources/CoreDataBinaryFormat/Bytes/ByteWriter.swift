@@ -31,7 +31,7 @@ public struct ByteWriter {
     }
 
     public mutating func signedVarint(_ value: Int64) {
-        varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+        varint(ZigZag.encode(value))
     }
 
     public mutating func append<C: Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }

@@ -57,7 +57,7 @@ struct RawOutput {
     }
 
     mutating func signedVarint(_ value: Int64) {
-        varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+        varint(ZigZag.encode(value))
     }
 
     mutating func bytes(_ raw: UnsafeRawBufferPointer) {

@@ -128,7 +128,7 @@ extension RecordCodec {
         case .true: return .bool(true)
         case .integer:
             guard let raw = cursor.varint() else { return nil }
-            return .integer(Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+            return .integer(ZigZag.decode(raw))
         case .double:
             guard let bits = cursor.uint64() else { return nil }
             return .double(Double(bitPattern: bits))

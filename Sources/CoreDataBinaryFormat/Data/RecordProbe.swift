@@ -60,7 +60,7 @@ public struct RecordProbe {
                 if wantsString, stringColumn < column { return false }
                 if nextInteger < integerColumns.count, integerColumns[nextInteger] == column {
                     guard tag == .integer, let raw = cursor.varint() else { return false }
-                    integers[nextInteger] = Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+                    integers[nextInteger] = ZigZag.decode(raw)
                     nextInteger += 1
                 } else if wantsString, stringColumn == column {
                     guard tag == .string, let length = cursor.varint(), length <= UInt64(cursor.remaining) else { return false }
