@@ -32,6 +32,7 @@
 //                            with CoreData; apps that do not add it never build postgres-nio
 //   coredata                 the file-inspection CLI
 //   coredata-demo            the README's demo (on the binary store, or on PostgreSQL given a URL)
+//   coredata-bench           the benchmark program beside SQLite (BENCHMARKS.md); not a product
 //
 // Tests/CoreDataTestSupport is a library target the test targets share: the fault-injecting file
 // system and the crash workload run against both file stores. Tests/CoreDataTestModel holds the
@@ -162,6 +163,19 @@ let package = Package(
             name: "coredata",
             dependencies: [
                 "CoreData", "CoreDataBinaryStore", "CoreDataBinaryFormat", "CoreDataXMLFormat", "CoreDataStorage", "CoreDataSQLiteStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The benchmark program (BENCHMARKS.md): the binary and XML stores, through the store
+        // protocol and through managed objects, beside SQLite's C API in one process run. No product,
+        // so it never reaches a package that depends on this one; a target of this package so that
+        // CI's test build compiles it beside the library instead of building the library again.
+        .executableTarget(
+            name: "coredata-bench",
+            dependencies: [
+                "CoreData", "CoreDataBinaryStore", "CoreDataXMLStore", "CoreDataStorage", "CoreDataPostgreSQL", "CSQLite",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

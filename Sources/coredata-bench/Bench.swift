@@ -9,7 +9,7 @@ struct Bench: ParsableCommand {
         abstract: "Benchmarks the binary store against SQLite (WAL, C API) in one run.",
         discussion: """
         Example:
-          swift run -c release --package-path Benchmarks coredata-bench --objects 1000000 --repetitions 3
+          swift run -c release coredata-bench --objects 1000000 --repetitions 3
         Figures are medians over the repetitions; the ratio column is SQLite's median time divided by
         ours (above 1: we are faster). Sides alternate which goes first in each repetition.
         """

@@ -1,4 +1,4 @@
-import CBenchSQLite
+import CSQLite
 import Foundation
 
 /// The SQLite side: the `user` table through SQLite's C API, WAL mode, prepared statements.
