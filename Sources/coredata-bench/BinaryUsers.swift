@@ -65,12 +65,35 @@ final class BinaryUsers: Sendable {
     }
 
     /// Point lookups; returns the sum of ages read.
+    ///
+    /// Each lookup reads the whole user into a `User`, Strings built, as SQLite's side does,
+    /// through `visitValues(of:_:)`: the values go from the cached page to the struct, no
+    /// `StoreRow` built.
     func lookups(_ keys: [Int64]) throws -> Int64 {
         var sum: Int64 = 0
         for key in keys {
-            if let row = try store.row(for: Self.objectID(key)), case .integer(let age) = row[slot: layout.age] { sum &+= age }
+            if let user = try user(key) { sum &+= user.age }
         }
         return sum
+    }
+
+    /// One user by key, read by slot into the struct; `nil` when there is none.
+    func user(_ key: Int64) throws -> User? {
+        var user = User(name: "", email: "", age: 0, score: 0, created: 0)
+        let layout = self.layout
+        let found = try store.visitValues(of: Self.objectID(key)) { slot, value in
+            switch value {
+            case .string(let text):
+                if slot == layout.name { user.name = text } else if slot == layout.email { user.email = text }
+            case .integer(let age) where slot == layout.age: user.age = age
+            case .double(let score) where slot == layout.score: user.score = score
+            case .date(let created) where slot == layout.created: user.created = created.timeIntervalSinceReferenceDate
+            default: break
+            }
+        }
+        guard let found else { return nil }
+        precondition(found.layout === layout.layout, "coredata-bench: the store answered in another layout than the entity's")
+        return user
     }
 
     func olderThan50ByName(limit: Int) throws -> Int {

@@ -18,7 +18,7 @@ final class BinaryStoreEngineTests: XCTestCase {
         try BinaryStore(path: path, model: BinaryTestModel.model, metadata: StoreMetadata(["NSStoreUUID": UUID().uuidString]), options: options)
     }
 
-    private func seed(_ store: BinaryStore) throws {
+    private func seed(_ store: any PersistentStoreEngine) throws {
         _ = try store.save(StoreChangeSet(inserted: [
             BinaryTestModel.owner(1, "Ann", items: [1, 2]),
             BinaryTestModel.item(1, owner: 1, tags: [1]), BinaryTestModel.item(2, owner: 1),
@@ -51,6 +51,45 @@ final class BinaryStoreEngineTests: XCTestCase {
         XCTAssertEqual(try reopened.objectCounts(), ["Owner": 1, "Item": 2, "Tag": 1])
         XCTAssertTrue(try reopened.verify().isIntact)
         try reopened.close()
+    }
+
+    /// A point read without a row (`visitValues(of:_:)`) gives what `row(for:)` gives, from
+    /// the log and from pages, and nothing for a deleted or unknown object; the in-memory
+    /// store's default implementation agrees.
+    func testVisitingValuesGivesTheRowsValues() throws {
+        func visited(_ store: any PersistentStoreEngine, _ id: StoreObjectID) throws -> StoreRow? {
+            var slots: [Int: StoreValue] = [:]
+            guard let found = try store.visitValues(of: id, { slot, value in
+                XCTAssertNil(slots[slot], "slot \(slot) visited twice")
+                slots[slot] = value
+            }) else {
+                XCTAssertTrue(slots.isEmpty)
+                return nil
+            }
+            return StoreRow(objectID: id, version: found.version, layout: found.layout, slots: (0..<found.layout.count).map { slots[$0] })
+        }
+        let path = BinaryTestModel.temporaryPath()
+        let store = try open(path)
+        try seed(store)
+        let memory = InMemoryStore(model: BinaryTestModel.model, metadata: StoreMetadata())
+        try seed(memory)
+        let ids = [
+            StoreObjectID(entityName: "Owner", primaryKey: 1), StoreObjectID(entityName: "Item", primaryKey: 1),
+            StoreObjectID(entityName: "Item", primaryKey: 2), StoreObjectID(entityName: "Tag", primaryKey: 1),
+        ]
+        for id in ids {
+            let expected = try XCTUnwrap(store.row(for: id))
+            XCTAssertEqual(try visited(store, id), expected, "\(id) from the log")
+            XCTAssertEqual(try visited(memory, id)?.values, expected.values, "\(id) in memory")
+        }
+        try store.checkpoint()
+        for id in ids { XCTAssertEqual(try visited(store, id), try store.row(for: id), "\(id) from pages") }
+        _ = try store.save(StoreChangeSet(deleted: [(ids[2], 1)]))
+        XCTAssertNil(try visited(store, ids[2]))
+        XCTAssertNil(try visited(store, StoreObjectID(entityName: "Item", primaryKey: 99)))
+        XCTAssertNil(try visited(memory, StoreObjectID(entityName: "Item", primaryKey: 99)))
+        try store.close()
+        XCTAssertThrowsError(try store.visitValues(of: ids[0]) { _, _ in }) { error in XCTAssertEqual(error as? StoreError, .closed) }
     }
 
     func testUpdatesDeletesAndVersions() throws {

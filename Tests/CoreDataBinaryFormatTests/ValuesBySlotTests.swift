@@ -169,4 +169,72 @@ final class ValuesBySlotTests: XCTestCase {
         XCTAssertFalse(encoder.encode(stranger, version: 7, into: &writer))
         XCTAssertEqual(writer.count, 2 + reference.count)
     }
+
+    /// The point-read path gives the values the checked decoder finds, every kind, once each;
+    /// a tombstone gives none; damage throws as the decoder's does, with no value given before
+    /// a damaged structure is found.
+    func testVisitingARecordGivesTheValuesDecodingGives() throws {
+        let names = ["flag", "count", "ratio", "price", "title", "at", "blob", "id", "link", "owner", "members", "empty"]
+        var catalog = Catalog()
+        catalog.register(entity: "Item", properties: names)
+        let values: [String: StoreValue] = [
+            "flag": .bool(true), "count": .integer(-7), "ratio": .double(0.5), "price": .decimal(Decimal(string: "12.25") ?? 0),
+            "title": .string("Zoë 🐧"), "at": .date(Date(timeIntervalSinceReferenceDate: 1e9)), "blob": .data(Data([0, 1, 255])),
+            "id": .uuid(try XCTUnwrap(UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF"))),
+            "link": .uri(try XCTUnwrap(URL(string: "x-coredata://store/Item/p1"))),
+            "owner": .reference(StoreObjectID(entityName: "Item", primaryKey: 3)),
+            "members": .references([StoreObjectID(entityName: "Item", primaryKey: 4)]), "empty": .null,
+        ]
+        let row = StoreRow(objectID: StoreObjectID(entityName: "Item", primaryKey: 2), version: 5, values: values)
+        var writer = ByteWriter()
+        RecordCodec.encode(row, catalog: catalog, into: &writer)
+        let layouts = RecordLayouts(catalog: catalog)
+        let decoded = try XCTUnwrap(RecordCodec.decode(writer.bytes, catalog: catalog, layouts: layouts).1)
+
+        var visited: [Int: StoreValue] = [:]
+        var calls = 0
+        let (head, layout) = try RecordCodec.visit(writer.bytes, from: 0, to: writer.count, catalog: catalog, layouts: layouts) { slot, value in
+            calls += 1
+            visited[slot] = value
+        }
+        XCTAssertEqual(head.version, 5)
+        XCTAssertEqual(head.primaryKey, 2)
+        let visitedLayout = try XCTUnwrap(layout)
+        XCTAssertTrue(visitedLayout === decoded.layout)
+        // A null is not stored (§5): every other value is visited once.
+        XCTAssertEqual(calls, names.count - 1)
+        for name in names {
+            let slot = try XCTUnwrap(visitedLayout.slot(of: name), name)
+            XCTAssertEqual(visited[slot], decoded.slots[slot], name)
+            XCTAssertEqual(visited[slot] ?? .null, row[name], name)
+        }
+        XCTAssertNil(visited[try XCTUnwrap(visitedLayout.slot(of: "empty"))])
+
+        // A tombstone: no layout, nothing visited.
+        var tombstone = ByteWriter()
+        RecordCodec.encodeTombstone(StoreObjectID(entityName: "Item", primaryKey: 2), version: 6, catalog: catalog, into: &tombstone)
+        calls = 0
+        XCTAssertNil(try RecordCodec.visit(tombstone.bytes, from: 0, to: tombstone.count, catalog: catalog, layouts: layouts) { _, _ in calls += 1 }.1)
+        XCTAssertEqual(calls, 0)
+
+        // Cut short: the structure fails the skim, so nothing is visited before the error.
+        calls = 0
+        XCTAssertThrowsError(try RecordCodec.visit(writer.bytes, from: 0, to: writer.count - 3, catalog: catalog, layouts: layouts) { _, _ in calls += 1 })
+        XCTAssertEqual(calls, 0)
+        // A trailing byte is damage too.
+        XCTAssertThrowsError(try RecordCodec.visit(writer.bytes + [0], from: 0, to: writer.count + 1, catalog: catalog, layouts: layouts) { _, _ in })
+        // Invalid UTF-8 inside the title: the error is the checked decoder's.
+        let titleBytes = Array("Zoë 🐧".utf8)
+        guard let at = Self.firstRange(of: titleBytes, in: writer.bytes) else { return XCTFail("the title's bytes are not in the record") }
+        var damaged = writer.bytes
+        damaged[at] = 0xFF
+        XCTAssertThrowsError(try RecordCodec.visit(damaged, from: 0, to: damaged.count, catalog: catalog, layouts: layouts) { _, _ in }) { error in
+            XCTAssertTrue("\(error)".contains("UTF-8"), "\(error)")
+        }
+    }
+
+    private static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { Array(haystack[$0..<($0 + needle.count)]) == needle }
+    }
 }

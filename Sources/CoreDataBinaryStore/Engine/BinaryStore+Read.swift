@@ -1,4 +1,5 @@
 import CoreDataBinaryFormat
+import CoreDataModel
 import CoreDataStorage
 import Foundation
 
@@ -218,6 +219,25 @@ extension BinaryStore {
 
     public func row(for objectID: StoreObjectID) throws(StoreError) -> StoreRow? {
         try sharedRead { () throws(StoreError) -> StoreRow? in try rowLocked(objectID) }
+    }
+
+    /// Decodes the object's record from its cached page straight to `visit` (no row built).
+    ///
+    /// Complexity: one index search; one page read when the page is not in the cache.
+    public func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)? {
+        try sharedRead { () throws(StoreError) -> (version: Int64, layout: PropertyLayout)? in
+            guard let entityID = catalog.entityID(of: objectID.entity),
+                  let location = try location(entityID: entityID, key: objectID.primaryKey) else { return nil }
+            let (bytes, range) = try recordBytes(at: location)
+            do throws(BinaryFormatError) {
+                let (head, layout) = try RecordCodec.visit(
+                    bytes, from: range.lowerBound, to: range.upperBound, catalog: catalog, layouts: layouts, external: externalLoader, visit
+                )
+                return layout.map { (head.version, $0) }
+            } catch {
+                throw .corrupt(detail: error.within(Self.describe(location)).description)
+            }
+        }
     }
 
     /// Reads many rows under one read lock, in the order of their places in the files (so the

@@ -46,6 +46,21 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
     /// The stored row of one object (fault fulfilment), or `nil` when there is none.
     func row(for objectID: StoreObjectID) throws(StoreError) -> StoreRow?
 
+    /// Gives the stored values of one object to `visit` by slot, without building a
+    /// ``StoreRow``: a point read whose caller takes the values where it keeps them (a struct of
+    /// its own, an object's slots). `visit` gets each stored value once; a property the store
+    /// leaves out gets no call.
+    ///
+    /// A default implementation reads ``row(for:)`` and visits its slots; the binary store
+    /// decodes the record straight from its cached page, which spares the row's slot array and
+    /// its teardown (about half a warm lookup's instructions).
+    ///
+    /// - Returns: the object's version and the layout whose slots `visit` was given, or `nil`
+    ///   when the store has no such object (then `visit` was not called).
+    /// - Throws: ``StoreError``, as ``row(for:)`` does; `visit` may have seen some values before.
+    /// - Note: `visit` runs while the store holds its read lock: it must not call the store.
+    func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)?
+
     /// The stored rows of several objects at once, for batch faulting (`fetchBatchSize`) and
     /// relationship prefetching; objects without a row are left out. Order is not significant.
     ///
@@ -107,6 +122,15 @@ extension PersistentStoreEngine {
         case .rows(let rows): return .rows([rows])
         case let other: return .other(other)
         }
+    }
+
+    /// Reads the row with ``row(for:)`` and visits its slots.
+    public func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)? {
+        guard let row = try row(for: objectID) else { return nil }
+        for (slot, value) in row.slots.enumerated() {
+            if let value { visit(slot, value) }
+        }
+        return (row.version, row.layout)
     }
 
     /// Reads each row with ``row(for:)``.
