@@ -5,7 +5,10 @@
 // RecordEncoder). The same bytes are also a persistent-history change list
 // (HistoryRecordCodec.decodeChanges, Formats/binary-store.md §14.2): where it decodes, it must
 // survive encode → decode unchanged. Decoders must throw; any crash, hang, failed check or
-// sanitizer report is a bug.
+// sanitizer report is a bug. The store's own read paths are checked against the same checked
+// decode: the in-place decoder (RecordCodec.decode with the catalog's layouts) and the point-read
+// visitor (RecordCodec.visit) must succeed exactly where it does, give the same header and values,
+// and the visitor must give each value once.
 import CoreDataBinaryFormat
 import CoreDataStorage
 import CoreDataTestModel
@@ -52,6 +55,8 @@ public enum FuzzBinaryRecord {
             }
         }
 
+        checkReadPaths(bytes, against: decoded)
+
         guard let (head, row) = decoded else { return }
         guard let row else {
             var writer = ByteWriter()
@@ -73,6 +78,45 @@ public enum FuzzBinaryRecord {
         guard let (_, third) = try? RecordCodec.decode(second.bytes, catalog: catalog), let third, same(third, row) else {
             preconditionFailure("RecordEncoder's record does not decode to the row: \(describe(bytes)) → \(describe(second.bytes))")
         }
+    }
+
+    /// The layouts the store decodes the golden catalog's records into.
+    private static let layouts = RecordLayouts(catalog: BinaryTestModel.catalog)
+
+    /// The in-place decode and the visitor against the checked decode's result.
+    private static func checkReadPaths(_ bytes: [UInt8], against decoded: (RecordHeader, StoreRow?)?) {
+        let catalog = BinaryTestModel.catalog
+        let inPlace = try? RecordCodec.decode(bytes, catalog: catalog, layouts: layouts)
+        var visited: [Int: StoreValue] = [:]
+        var twice = false
+        let visit = try? RecordCodec.visit(bytes, from: 0, to: bytes.count, catalog: catalog, layouts: layouts) { slot, value in
+            if visited.updateValue(value, forKey: slot) != nil { twice = true }
+        }
+        guard let (head, row) = decoded else {
+            precondition(inPlace == nil, "the in-place decode accepts what the checked decode refuses: \(describe(bytes))")
+            precondition(visit == nil, "the visitor accepts what the checked decode refuses: \(describe(bytes))")
+            return
+        }
+        guard let (inPlaceHead, inPlaceRow) = inPlace, let (visitHead, visitLayout) = visit else {
+            preconditionFailure("a read path refuses what the checked decode accepts: \(describe(bytes))")
+        }
+        precondition(inPlaceHead == head && visitHead == head, "the read paths disagree on the header of \(describe(bytes))")
+        precondition(!twice, "the visitor gave a value twice: \(describe(bytes))")
+        guard let row else {
+            precondition(inPlaceRow == nil && visitLayout == nil && visited.isEmpty, "a tombstone read as a row: \(describe(bytes))")
+            return
+        }
+        guard let inPlaceRow, let visitLayout else { preconditionFailure("a row read as a tombstone: \(describe(bytes))") }
+        precondition(same(inPlaceRow, row), "the in-place decode gives \(inPlaceRow), the checked \(row): \(describe(bytes))")
+        var byName: [String: StoreValue] = [:]
+        for (slot, value) in visited {
+            precondition(slot >= 0 && slot < visitLayout.count, "the visitor gave slot \(slot) outside its layout: \(describe(bytes))")
+            byName[visitLayout.names[slot]] = value
+        }
+        let expected = row.values
+        precondition(
+            byName.count == expected.count && byName.allSatisfy { name, value in expected[name].map { same(value, $0) } ?? false },
+            "the visitor gives \(byName), the checked decode \(expected): \(describe(bytes))")
     }
 
     /// Equality that treats a NaN double or date as equal to the same bit pattern.
