@@ -40,6 +40,11 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertEqual(try store.row(for: below.objectID)?.values["payload"], below.values["payload"])
         XCTAssertEqual(try store.row(for: at.objectID)?.values["payload"], at.values["payload"])
         XCTAssertEqual(try store.row(for: preview.objectID)?.values["preview"], preview.values["preview"])
+        // A point read without a row loads the external value through the same loader.
+        var visited: [Int: StoreValue] = [:]
+        let found = try XCTUnwrap(store.visitValues(of: at.objectID) { slot, value in visited[slot] = value })
+        XCTAssertEqual(visited[try XCTUnwrap(found.layout.slot(of: "payload"))], at.values["payload"])
+        XCTAssertEqual(visited[try XCTUnwrap(found.layout.slot(of: "name"))], .string("at"))
         // The record holds a reference (tag 13), not the bytes: the log grew by far less than the value.
         XCTAssertLessThan(try store.statistics().logEnd, UInt64(2 * ExternalDataLayout.threshold + large), "the external value was written into the log too")
         let verification = try store.verify()
@@ -179,6 +184,10 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertTrue(flipped.issues.first?.problem.contains("checksum does not match") == true, "\(flipped)")
         let reopened = try WorkloadRunner.open(FaultInjectingFileSystem(image: damaged))
         XCTAssertThrowsError(try reopened.row(for: row.objectID)) { error in
+            guard case StoreError.corrupt(let detail) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(detail.contains(file), detail)
+        }
+        XCTAssertThrowsError(try reopened.visitValues(of: row.objectID) { _, _ in }) { error in
             guard case StoreError.corrupt(let detail) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(detail.contains(file), detail)
         }

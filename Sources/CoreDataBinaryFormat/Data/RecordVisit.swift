@@ -15,9 +15,9 @@ extension RecordCodec {
     /// - Throws: ``BinaryFormatError`` for any damage, as ``decode(_:from:to:catalog:layouts:external:)`` does.
     public static func visit(
         _ bytes: [UInt8], from start: Int, to end: Int, catalog: Catalog, layouts: RecordLayouts, external: ExternalDataLoader? = nil,
-        _ visit: (_ slot: Int, _ value: StoreValue) -> Void
+        _ visit: (_ slot: Int, _ value: consuming StoreValue) -> Void
     ) throws(BinaryFormatError) -> (RecordHeader, PropertyLayout?) {
-        switch visitRaw(bytes, from: start, to: end, catalog: catalog, layouts: layouts, visit) {
+        switch visitRaw(bytes, from: start, to: end, catalog: catalog, layouts: layouts, external: external, visit) {
         case .visited(let head, let layout):
             return (head, layout)
         case .declined, .damaged:
@@ -41,11 +41,14 @@ extension RecordCodec {
         case damaged
     }
 
-    /// The raw pass of ``visit(_:from:to:catalog:layouts:external:_:)``: a skim that checks the
-    /// record's structure first (so damage it can see, and external data it leaves to the
-    /// checked decoder, decline before anything is visited), then one pass decoding in place.
+    /// The raw pass of ``visit(_:from:to:catalog:layouts:external:_:)``: one pass decoding in
+    /// place, each value handed over as it is read. No skim of the structure first: the record
+    /// comes from a page or log frame whose checksum was verified, so damage inside it is a bug
+    /// or a crafted file, and a skim cost a tenth of a lookup. Such damage is found on the way
+    /// (`.damaged`) and the checked decoder words it.
     private static func visitRaw(
-        _ bytes: [UInt8], from start: Int, to end: Int, catalog: Catalog, layouts: RecordLayouts, _ visit: (Int, StoreValue) -> Void
+        _ bytes: [UInt8], from start: Int, to end: Int, catalog: Catalog, layouts: RecordLayouts, external: ExternalDataLoader?,
+        _ visit: (Int, consuming StoreValue) -> Void
     ) -> RawVisit {
         let limit = min(end, bytes.count)
         guard start >= 0, start < limit else { return .declined }
@@ -55,33 +58,41 @@ extension RecordCodec {
             guard let head = RecordCodec.rawHeader(&cursor, entityCount: catalog.entities.count),
                   head.entityID < layouts.entities.count, let count = cursor.varint()
             else { return .declined }
-            let entity = layouts.entities[head.entityID]
-            let columns = entity.slotOfColumn
+            // The table alone, not the entity's whole entry: a copy of the entry retains each
+            // of its six arrays and its layouts.
+            let columns = layouts.entities[head.entityID].slotOfColumn
             guard columns.count == catalog.entities[head.entityID].properties.count, count <= UInt64(columns.count) else { return .declined }
             guard head.kind == .row else { return count == 0 && cursor.remaining == 0 ? .visited(head, nil) : .declined }
-            var skim = cursor
             var previous = -1
+            var visited = false
             for _ in 0..<Int(count) {
-                guard let rawIndex = skim.varint(), rawIndex < UInt64(columns.count), Int(rawIndex) > previous,
-                      let rawTag = skim.byte(), let tag = Tag(rawValue: rawTag), tag != .externalData, skipRaw(tag, &skim)
-                else { return .declined }
+                guard let rawIndex = cursor.varint(), rawIndex < UInt64(columns.count), Int(rawIndex) > previous,
+                      let rawTag = cursor.byte(), let tag = Tag(rawValue: rawTag)
+                else { return visited ? .damaged : .declined }
                 previous = Int(rawIndex)
-            }
-            guard skim.remaining == 0 else { return .declined }
-            // The skim vouched for the indexes and tags; what is left to fail is a value's own
-            // content (UTF-8, a decimal's text, a reference's entity).
-            for _ in 0..<Int(count) {
-                guard let rawIndex = cursor.varint(), let rawTag = cursor.byte(), let tag = Tag(rawValue: rawTag) else { return .damaged }
                 // The layout's own table: every slot it names is inside the layout.
-                let slot = columns[Int(rawIndex)]
+                let slot = columns[previous]
                 if slot < 0 {
-                    guard skipRaw(tag, &cursor) else { return .damaged }
+                    guard skipRaw(tag, &cursor) else { return visited ? .damaged : .declined }
                     continue
                 }
-                guard let value = rawValue(tag, &cursor, bytes: bytes, catalog: catalog) else { return .damaged }
+                let value: StoreValue
+                if tag == .externalData {
+                    // Its bytes are in a file: read through the loader, as the checked decoder does.
+                    guard let external else { return visited ? .damaged : .declined }
+                    var reader = ByteReader(bytes, from: cursor.position - 1, to: cursor.end)
+                    guard let loaded = try? Self.value(&reader, catalog: catalog, external: external) else { return visited ? .damaged : .declined }
+                    cursor.position = reader.position
+                    value = loaded
+                } else {
+                    guard let decoded = rawValue(tag, &cursor, bytes: bytes, catalog: catalog) else { return visited ? .damaged : .declined }
+                    value = decoded
+                }
+                visited = true
                 visit(slot, value)
             }
-            return .visited(head, entity.layout)
+            guard cursor.remaining == 0 else { return .damaged }
+            return .visited(head, layouts.entities[head.entityID].layout)
         }
     }
 }

@@ -224,7 +224,7 @@ extension BinaryStore {
     /// Decodes the object's record from its cached page straight to `visit` (no row built).
     ///
     /// Complexity: one index search; one page read when the page is not in the cache.
-    public func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)? {
+    public func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: consuming StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)? {
         try sharedRead { () throws(StoreError) -> (version: Int64, layout: PropertyLayout)? in
             guard let entityID = catalog.entityID(of: objectID.entity),
                   let location = try location(entityID: entityID, key: objectID.primaryKey) else { return nil }

@@ -71,17 +71,21 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var secondaryIndexesBuilt = 0
     let secondaryLock = NSLock()
 
-    // Published state, read under `rw` (shared), changed under `rw` (exclusive).
+    // Published state, read under `rw` (shared), changed under `rw` (exclusive). The lock
+    // already keeps readers and the writer apart, so the properties every point read touches
+    // skip the runtime's exclusivity check (about 75 instructions each, two per lookup).
     let rw = ReadWriteLock()
-    var dataFile: any StoreFile
+    @exclusivity(unchecked) var dataFile: any StoreFile
     let logFile: (any StoreFile)?
     var header: FileHeader
-    var root: RootSlot
+    @exclusivity(unchecked) var root: RootSlot
     var activeSlot: Int
     /// The catalog with its slot tables; assigning ``catalog`` rebuilds the tables.
     var layouts: RecordLayouts
     var catalog: Catalog {
-        get { layouts.catalog }
+        // Yielded, not returned: a returned copy retains and releases each of the catalog's
+        // arrays, and a point lookup reads the catalog twice.
+        _read { yield layouts.catalog }
         set { layouts = RecordLayouts(catalog: newValue, models: modelLayouts) }
     }
     /// The model's property layouts by entity name: rows decode into them.
@@ -91,8 +95,8 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     // too, because a reader may load it. Until something needs all of it, point lookups search
     // the persisted pages and saves go to the overlay (BinaryStore+PersistedIndex.swift).
     let indexLock = NSLock()
-    /// The whole index, once `indexLoaded`.
-    var memoryIndex: ObjectIndex
+    /// The whole index, once `indexLoaded`. Unchecked by the runtime: `indexLock` guards it.
+    @exclusivity(unchecked) var memoryIndex: ObjectIndex
     var indexLoaded: Bool
     /// The pages the store opened with, while the index is not loaded.
     var persistedIndex: PersistedIndex?

@@ -96,7 +96,9 @@ final class PageCache: @unchecked Sendable {
 
     private let lock = NSLock()
     private let capacity: Int
-    private var table: Table
+    /// Unchecked by the runtime's exclusivity enforcement: `lock` guards every access (the
+    /// check cost about 75 instructions per cached page read).
+    @exclusivity(unchecked) private var table: Table
 
     /// - Parameter capacity: the most bytes of decoded pages to keep.
     init(capacity: Int) {

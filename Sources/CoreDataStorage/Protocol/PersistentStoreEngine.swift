@@ -59,7 +59,7 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
     ///   when the store has no such object (then `visit` was not called).
     /// - Throws: ``StoreError``, as ``row(for:)`` does; `visit` may have seen some values before.
     /// - Note: `visit` runs while the store holds its read lock: it must not call the store.
-    func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)?
+    func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: consuming StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)?
 
     /// The stored rows of several objects at once, for batch faulting (`fetchBatchSize`) and
     /// relationship prefetching; objects without a row are left out. Order is not significant.
@@ -125,7 +125,7 @@ extension PersistentStoreEngine {
     }
 
     /// Reads the row with ``row(for:)`` and visits its slots.
-    public func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)? {
+    public func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: consuming StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)? {
         guard let row = try row(for: objectID) else { return nil }
         for (slot, value) in row.slots.enumerated() {
             if let value { visit(slot, value) }
