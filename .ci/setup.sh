@@ -11,7 +11,7 @@ need=()
 pkg-config --exists liblz4 2>/dev/null || need+=(liblz4-dev)
 pkg-config --exists libxxhash 2>/dev/null || need+=(libxxhash-dev)
 pkg-config --exists libxml-2.0 2>/dev/null || need+=(libxml2-dev)
-# SQLite: Apple's SQLite store (Sources/CoreDataSQLiteStore) and the benchmark package link it.
+# SQLite: Apple's SQLite store (Sources/CoreDataSQLiteStore) and the benchmark (Sources/coredata-bench) link it.
 pkg-config --exists sqlite3 2>/dev/null || need+=(libsqlite3-dev)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)

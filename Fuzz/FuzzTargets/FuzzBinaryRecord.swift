@@ -80,11 +80,19 @@ public enum FuzzBinaryRecord {
         }
     }
 
-    /// The layouts the store decodes the golden catalog's records into.
-    private static let layouts = RecordLayouts(catalog: BinaryTestModel.catalog)
+    /// The layouts records decode into: the catalog's own (slot = column) and, as a store
+    /// with its model has them, the model's (slots in the model's order, so slot ≠ column).
+    private static let catalogLayouts = RecordLayouts(catalog: BinaryTestModel.catalog)
+    private static let modelLayouts = RecordLayouts(catalog: BinaryTestModel.catalog, models: BinaryTestModel.model.entitiesByName.mapValues(\.propertyLayout))
 
-    /// The in-place decode and the visitor against the checked decode's result.
+    /// The in-place decode and the visitor, with both kinds of layouts, against the checked
+    /// decode's result.
     private static func checkReadPaths(_ bytes: [UInt8], against decoded: (RecordHeader, StoreRow?)?) {
+        checkReadPaths(bytes, against: decoded, layouts: catalogLayouts)
+        checkReadPaths(bytes, against: decoded, layouts: modelLayouts)
+    }
+
+    private static func checkReadPaths(_ bytes: [UInt8], against decoded: (RecordHeader, StoreRow?)?, layouts: RecordLayouts) {
         let catalog = BinaryTestModel.catalog
         let inPlace = try? RecordCodec.decode(bytes, catalog: catalog, layouts: layouts)
         var visited: [Int: StoreValue] = [:]

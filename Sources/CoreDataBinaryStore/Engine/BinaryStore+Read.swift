@@ -221,9 +221,14 @@ extension BinaryStore {
         try sharedRead { () throws(StoreError) -> StoreRow? in try rowLocked(objectID) }
     }
 
-    /// Decodes the object's record from its cached page straight to `visit` (no row built).
+    /// Decodes the object's record where it lies (a cached data page or log block) straight to
+    /// `visit`, no row built; external binary data is read from its file.
     ///
-    /// Complexity: one index search; one page read when the page is not in the cache.
+    /// Threading: safe from any thread; `visit` runs under the store's read lock and must not
+    /// call the store. Complexity: one index search; one page read when the page is not cached.
+    ///
+    /// - Throws: ``StoreError/corrupt(detail:)`` naming the record's place for damage or an
+    ///   unreadable external file, ``StoreError/closed`` after ``close()``.
     public func visitValues(of objectID: StoreObjectID, _ visit: (_ slot: Int, _ value: consuming StoreValue) -> Void) throws(StoreError) -> (version: Int64, layout: PropertyLayout)? {
         try sharedRead { () throws(StoreError) -> (version: Int64, layout: PropertyLayout)? in
             guard let entityID = catalog.entityID(of: objectID.entity),

@@ -71,9 +71,11 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     var secondaryIndexesBuilt = 0
     let secondaryLock = NSLock()
 
-    // Published state, read under `rw` (shared), changed under `rw` (exclusive). The lock
-    // already keeps readers and the writer apart, so the properties every point read touches
-    // skip the runtime's exclusivity check (about 75 instructions each, two per lookup).
+    // Published state, read under `rw` (shared) or by the writer holding `commitLock`; changed
+    // under `rw` (exclusive) with `commitLock` or `tailLock` held. The properties every point
+    // read touches skip the runtime's exclusivity check, which costs about 75 instructions per
+    // access and only catches overlapping accesses on one thread; none of their accesses calls
+    // out while it lasts.
     let rw = ReadWriteLock()
     @exclusivity(unchecked) var dataFile: any StoreFile
     let logFile: (any StoreFile)?
@@ -95,7 +97,8 @@ public final class BinaryStore: PersistentStoreEngine, @unchecked Sendable {
     // too, because a reader may load it. Until something needs all of it, point lookups search
     // the persisted pages and saves go to the overlay (BinaryStore+PersistedIndex.swift).
     let indexLock = NSLock()
-    /// The whole index, once `indexLoaded`. Unchecked by the runtime: `indexLock` guards it.
+    /// The whole index, once `indexLoaded`; guarded by `indexLock`. No runtime exclusivity
+    /// check, as for the published state above.
     @exclusivity(unchecked) var memoryIndex: ObjectIndex
     var indexLoaded: Bool
     /// The pages the store opened with, while the index is not loaded.

@@ -52,8 +52,8 @@ public protocol PersistentStoreEngine: AnyObject, Sendable {
     /// leaves out gets no call.
     ///
     /// A default implementation reads ``row(for:)`` and visits its slots; the binary store
-    /// decodes the record straight from its cached page, which spares the row's slot array and
-    /// its teardown (about half a warm lookup's instructions).
+    /// decodes the record where it lies and hands each value over owned, which spares the
+    /// row's slot array, its teardown and a copy of each String.
     ///
     /// - Returns: the object's version and the layout whose slots `visit` was given, or `nil`
     ///   when the store has no such object (then `visit` was not called).
